@@ -1,0 +1,142 @@
+// Step 07: one cooperative launch at memory speed.
+//
+// What it shows: steps 05 and 06 need two launches: the grid's blocks cannot wait for each other, so
+// a second kernel adds their partial sums. A cooperative launch guarantees that every block of the
+// grid is resident at once, which makes a grid-wide barrier legal: each block writes its partial sum,
+// grid.sync() waits for all of them, and block 0 adds them up in the same kernel. Block 0 always adds
+// the partials in the same order, so the result is deterministic (no floating-point atomics).
+// The grid must fit on the device at once: its size comes from the occupancy API times the SM count,
+// and the device must support cooperative launch (checked; a plain launch would deadlock or fail).
+// Cooperative Groups name the levels: this_grid(), this_thread_block(), tiled_partition<32>() for the
+// warp, and cg::reduce() for the warp's sum (a shuffle tree, as in step 06).
+// What else changed from step 06, for the last step to reach DRAM speed: each thread loads 16 bytes
+// (a float4) at a time, and issues kLoadsInFlight of those loads before adding any, so enough bytes
+// are in flight to cover the latency of DRAM. A small input takes a single block and a plain launch.
+// Usage: ./07_cooperative_grid [--n 2^26] [--block 256] [--pattern int] [--help]
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+
+#include <cstdint>
+
+#include "step.cuh"
+
+namespace step07 {
+
+namespace cg = cooperative_groups;
+
+constexpr int kLoadsInFlight = 4;  // independent 16-byte loads per thread before the first add
+
+// This thread's share of in[0..n): a few scalar elements before the first 16-byte boundary, then
+// float4 vectors, grid-stride, kLoadsInFlight at a time, then the last n % 4 scalars.
+__device__ float thread_sum(const float* __restrict__ in, std::int64_t n, std::int64_t rank, std::int64_t threads) {
+  const auto misalignment = reinterpret_cast<std::uintptr_t>(in) % 16;  // 0, 4, 8 or 12 for a float*
+  const std::int64_t unaligned = misalignment ? (16 - misalignment) / 4 : 0;
+  const std::int64_t head = n < unaligned ? n : unaligned;
+  const float4* __restrict__ body = reinterpret_cast<const float4*>(in + head);
+  const std::int64_t vectors = (n - head) / 4;
+
+  float sum = rank < head ? in[rank] : 0.0f;
+  std::int64_t v = rank;
+  for (; v + (kLoadsInFlight - 1) * threads < vectors; v += kLoadsInFlight * threads) {
+    float4 x[kLoadsInFlight];
+#pragma unroll
+    for (int k = 0; k < kLoadsInFlight; ++k) x[k] = body[v + k * threads];  // all loads issued first...
+#pragma unroll
+    for (int k = 0; k < kLoadsInFlight; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);  // ...then used
+  }
+  for (; v < vectors; v += threads) {
+    const float4 x = body[v];
+    sum += (x.x + x.y) + (x.z + x.w);
+  }
+  const std::int64_t tail = head + 4 * vectors;
+  if (rank < n - tail) sum += in[tail + rank];
+  return sum;
+}
+
+// The sum of v over the block, in thread 0: cg::reduce within each warp, then warp 0 reduces the
+// warps' sums from shared memory.
+template <unsigned Block>
+__device__ float block_sum(const cg::thread_block& block, float v) {
+  constexpr unsigned kWarps = Block / 32;
+  __shared__ float warp_sums[kWarps];
+  const cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+
+  v = cg::reduce(warp, v, cg::plus<float>());
+  if constexpr (kWarps == 1) return v;
+  if (warp.thread_rank() == 0) warp_sums[warp.meta_group_rank()] = v;
+  block.sync();
+  if (warp.meta_group_rank() == 0)
+    v = cg::reduce(warp, warp.thread_rank() < kWarps ? warp_sums[warp.thread_rank()] : 0.0f, cg::plus<float>());
+  return v;
+}
+
+// Reduces in[0..n) to *out in one launch. With more than one block it must be launched cooperatively
+// (partial holds one float per block); a single block needs neither.
+template <unsigned Block>
+__global__ void __launch_bounds__(Block) reduce_cooperative(const float* __restrict__ in, std::int64_t n,
+                                                            float* partial, float* out) {
+  const cg::grid_group grid = cg::this_grid();
+  const cg::thread_block block = cg::this_thread_block();
+
+  const float sum = block_sum<Block>(block, thread_sum(in, n, grid.thread_rank(), grid.num_threads()));
+  if (gridDim.x == 1) {
+    if (block.thread_rank() == 0) *out = sum;
+    return;
+  }
+  if (block.thread_rank() == 0) partial[blockIdx.x] = sum;
+  grid.sync();  // every block's partial is written and visible
+  if (blockIdx.x != 0) return;
+
+  float v = 0.0f;  // block 0 adds the partials in a fixed order: the same bits every run
+  for (unsigned b = block.thread_rank(); b < gridDim.x; b += Block) v += partial[b];
+  v = block_sum<Block>(block, v);
+  if (block.thread_rank() == 0) *out = v;
+}
+
+// Scratch: one partial sum per block; at most 32 resident blocks per SM.
+std::size_t scratch_bytes(std::int64_t, const reduce::LaunchConfig& cfg) {
+  return std::size_t{32} * cfg.sm_count * sizeof(float);
+}
+
+template <unsigned Block>
+cudaError_t launch_grid(const float* in, std::int64_t n, float* out, float* partial, const reduce::LaunchConfig& cfg,
+                        cudaStream_t stream) {
+  // As many blocks as are resident at once (the cooperative limit), but no more than the input can
+  // keep busy for one round of loads: a small n gets a small grid.
+  int per_sm = 0;
+  CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_cooperative<Block>, Block, 0));
+  const std::int64_t per_block_round = std::int64_t{Block} * 4 * kLoadsInFlight;
+  const int blocks = static_cast<int>(
+      std::clamp<std::int64_t>(reduce::ceil_div(n, per_block_round), 1, std::int64_t{per_sm} * cfg.sm_count));
+
+  if (blocks == 1) {  // small input: one block, a plain launch, no grid barrier
+    reduce_cooperative<Block><<<1, Block, 0, stream>>>(in, n, partial, out);
+    return cudaGetLastError();
+  }
+  int cooperative = 0;
+  CUDA_TRY(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, cfg.device));
+  if (!cooperative) return cudaErrorNotSupported;
+  void* args[] = {&in, &n, &partial, &out};
+  return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce_cooperative<Block>), blocks, Block, args, 0,
+                                     stream);
+}
+
+cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
+                   const reduce::LaunchConfig& cfg, cudaStream_t stream) {
+  float* const partial = static_cast<float*>(scratch.data);
+  switch (cfg.block) {  // every block size the harness accepts, 1024 included
+    case 32: return launch_grid<32>(in, n, out, partial, cfg, stream);
+    case 64: return launch_grid<64>(in, n, out, partial, cfg, stream);
+    case 128: return launch_grid<128>(in, n, out, partial, cfg, stream);
+    case 256: return launch_grid<256>(in, n, out, partial, cfg, stream);
+    case 512: return launch_grid<512>(in, n, out, partial, cfg, stream);
+    case 1024: return launch_grid<1024>(in, n, out, partial, cfg, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+extern const reduce::Step kStep = {
+    "07_cooperative_grid", "one cooperative launch, 16-byte loads", /*deterministic=*/true, /*uses_block=*/true,
+    scratch_bytes, launch};
+
+}  // namespace step07

@@ -1,0 +1,28 @@
+# add_reduction_step(<name> <source>)
+#
+# Builds one step of the suite from its single kernel file:
+#   <name>_kernel  a static library holding the kernel, its launcher and its reduce::Step record
+#                  (the tests and benchmarks link every step's library);
+#   <name>         the standalone executable: that library plus the harness's main().
+# and registers the executable's CTest smoke runs at a few small sizes, none a power of two.
+# Exit code 77 ("no usable CUDA device") counts as skipped.
+set(REDUCE_SMOKE_SIZES 1 1000 65537 1000003)
+
+function(add_reduction_step name source)
+  string(REGEX MATCH "^[0-9][0-9]" number "${name}")
+  set(ns "step${number}")
+
+  add_library(${name}_kernel STATIC ${source})
+  target_link_libraries(${name}_kernel PUBLIC reduce_common)
+
+  add_executable(${name} ${PROJECT_SOURCE_DIR}/common/step_main.cu)
+  target_compile_definitions(${name} PRIVATE REDUCE_STEP_NAMESPACE=${ns})
+  target_link_libraries(${name} PRIVATE ${name}_kernel)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
+
+  foreach(n IN LISTS REDUCE_SMOKE_SIZES)
+    add_test(NAME smoke.${name}.n${n}
+             COMMAND ${name} --n ${n} --iters 3 --warmup 1 --cpu-runs 1 --pattern int)
+    set_tests_properties(smoke.${name}.n${n} PROPERTIES SKIP_RETURN_CODE 77 LABELS "smoke;gpu")
+  endforeach()
+endfunction()

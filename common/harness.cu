@@ -1,0 +1,172 @@
+#include "harness.cuh"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "device.cuh"
+#include "input.hpp"
+#include "options.hpp"
+#include "report.hpp"
+
+namespace reduce {
+namespace {
+
+// Copies the device input back in slices and compares it with the host copy, byte for byte.
+bool input_unchanged(const float* device_in, const float* host_in, std::int64_t n) {
+  constexpr std::int64_t kSlice = std::int64_t{1} << 24;
+  std::vector<float> slice(static_cast<std::size_t>(std::min(n, kSlice)));
+  for (std::int64_t begin = 0; begin < n; begin += kSlice) {
+    const std::int64_t count = std::min(kSlice, n - begin);
+    CUDA_CHECK(cudaMemcpy(slice.data(), device_in + begin, count * sizeof(float), cudaMemcpyDeviceToHost));
+    if (std::memcmp(slice.data(), host_in + begin, count * sizeof(float)) != 0) return false;
+  }
+  return true;
+}
+
+void ensure_device_memory(std::size_t needed) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (needed > free_bytes)
+    throw NoUsableDevice("this run needs " + std::to_string(needed / 1000000) + " MB of device memory and " +
+                         std::to_string(free_bytes / 1000000) + " MB are free; use a smaller --n");
+}
+
+Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
+  const std::int64_t n = opt.n;
+  const LaunchConfig cfg{opt.block, device.ordinal, device.sm_count};
+  const int runs = opt.warmup + opt.iters;
+  const std::size_t scratch_bytes = step.scratch_bytes(n, cfg);
+  ensure_device_memory(n * sizeof(float) + scratch_bytes + 2 * device.l2_bytes + (64 << 20));
+
+  // Host side: input, reference, baseline.
+  std::unique_ptr<float[]> host(new float[std::max<std::int64_t>(n, 1)]);
+  fill_input(host.get(), n, opt.pattern, opt.seed);
+  const Reference ref = reference_sum(host.get(), n);
+  float cpu_result = 0.0f;
+  const double cpu_ms = time_cpu_sum(host.get(), n, opt.cpu_runs, &cpu_result);
+
+  // Device side: everything allocated before the first timed run.
+  Stream stream;
+  DeviceBuffer<float> in(n);
+  DeviceBuffer<unsigned char> scratch(scratch_bytes);
+  DeviceBuffer<float> results(runs);  // run r writes its sum to results[r]
+  L2Flusher flusher(device);
+  std::vector<Event> start(opt.iters), stop(opt.iters);
+  CUDA_CHECK(cudaMemcpyAsync(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice, stream.get()));
+  CUDA_CHECK(cudaMemsetAsync(results.get(), 0xFF, results.bytes(), stream.get()));  // NaN: an unwritten result fails
+  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+
+  auto launch = [&](int r) {
+    CUDA_CHECK(step.launch(in.get(), n, results.get() + r, Scratch{scratch.get(), scratch.bytes()}, cfg, stream.get()));
+    CUDA_CHECK(cudaGetLastError());
+  };
+  for (int r = 0; r < opt.warmup; ++r) launch(r);
+  for (int i = 0; i < opt.iters; ++i) {
+    flusher.flush(stream.get());
+    CUDA_CHECK(cudaEventRecord(start[i].get(), stream.get()));
+    launch(opt.warmup + i);
+    CUDA_CHECK(cudaEventRecord(stop[i].get(), stream.get()));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+
+  std::vector<double> ms(opt.iters);
+  for (int i = 0; i < opt.iters; ++i) {
+    float t = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&t, start[i].get(), stop[i].get()));
+    ms[i] = t;
+  }
+  std::vector<float> sums(runs);
+  CUDA_CHECK(cudaMemcpy(sums.data(), results.get(), results.bytes(), cudaMemcpyDeviceToHost));
+
+  Report r;
+  r.step = step.name;
+  r.lesson = step.lesson;
+  r.device = device;
+  r.n = n;
+  r.pattern = opt.pattern;
+  r.seed = opt.seed;
+  r.block = step.uses_block ? opt.block : 0;
+  r.iters = opt.iters;
+  r.warmup = opt.warmup;
+  r.ms = summarize(ms);
+  r.cpu_ms = cpu_ms;
+  r.reference = ref.sum;
+  r.deterministic = step.deterministic;
+  r.runs_total = runs;
+  r.runs_identical = true;
+  r.fits_in_l2 = n * static_cast<std::int64_t>(sizeof(float)) <= device.l2_bytes;
+
+  // Every run is checked; the report shows the first wrong one, or else the last.
+  int first_wrong = -1;
+  for (int k = 0; k < runs; ++k) {
+    const Check c = check_result(sums[k], ref, n, opt.pattern);
+    r.runs_correct += c.passed;
+    if (!c.passed && first_wrong < 0) first_wrong = k;
+    if (std::memcmp(&sums[k], &sums[0], sizeof(float)) != 0) r.runs_identical = false;
+  }
+  const int shown = first_wrong >= 0 ? first_wrong : runs - 1;
+  const Check c = check_result(sums[shown], ref, n, opt.pattern);
+  r.result = sums[shown];
+  r.abs_error = c.abs_error;
+  r.tolerance = c.tolerance;
+  r.exact_check = c.exact;
+  r.input_unchanged = input_unchanged(in.get(), host.get(), n);
+  const bool determinism_kept = !step.deterministic || r.runs_identical;
+  r.passed = r.runs_correct == runs && r.input_unchanged && determinism_kept;
+  derive_rates(r);
+
+  if (first_wrong >= 0)
+    std::fprintf(stderr, "%s: run %d of %d returned %.9g, reference %.9g (|error| %.3g, allowed %.3g)\n", step.name,
+                 first_wrong + 1, runs, static_cast<double>(sums[first_wrong]), ref.sum, c.abs_error, c.tolerance);
+  if (!r.input_unchanged) std::fprintf(stderr, "%s: the step modified its input\n", step.name);
+  if (!determinism_kept)
+    std::fprintf(stderr, "%s: claims determinism, but repeated runs gave different bits\n", step.name);
+  return r;
+}
+
+}  // namespace
+
+int run_step(const Step& step, int argc, char** argv) {
+  Options opt;
+  try {
+    opt = parse_options(argc, argv);
+    if (opt.help) {
+      std::cout << step.name << ": " << step.lesson << "\n" << usage(step.name);
+      return 0;
+    }
+    const DeviceInfo device = open_device(opt.device);
+    const Report r = measure(step, opt, device);
+    switch (opt.format) {
+      case Format::text: std::cout << format_text(r); break;
+      case Format::csv: std::cout << csv_header() << "\n" << format_csv(r) << "\n"; break;
+      case Format::json: std::cout << format_json(r) << "\n"; break;
+    }
+    return r.passed ? 0 : 1;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: %s\n", step.name, e.what());
+    return 2;
+  } catch (const NoUsableDevice& e) {
+    std::fprintf(stderr, "%s: no usable CUDA device: %s\n", step.name, e.what());
+    return 77;
+  } catch (const CudaError& e) {
+    if (is_unsupported_device_error(e.code())) {
+      std::fprintf(stderr, "%s: no usable CUDA device: this build has no code for it (%s); rebuild with "
+                           "-DCMAKE_CUDA_ARCHITECTURES=native\n", step.name, e.what());
+      return 77;
+    }
+    std::fprintf(stderr, "%s: CUDA error: %s\n", step.name, e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: no usable machine: not enough host memory for --n %lld\n", step.name,
+                 static_cast<long long>(opt.n));
+    return 77;
+  }
+}
+
+}  // namespace reduce

@@ -1,0 +1,51 @@
+// Command-line options of every step executable (CPU only: the tests exercise it without a GPU).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace reduce {
+
+enum class Pattern { constant, integers, uniform, mixed };
+enum class Format { text, csv, json };
+
+struct Options {
+  std::int64_t n = std::int64_t{1} << 26;  // 256 MiB of floats: several times a data-center L2
+  int iters = 50;                          // timed runs; the report gives their median, min and max
+  int warmup = 5;                          // untimed runs first (module load, clocks, caches of the driver)
+  int block = 256;                         // threads per block for steps that take one
+  std::uint64_t seed = 1;
+  Pattern pattern = Pattern::uniform;
+  Format format = Format::text;
+  int device = 0;
+  int cpu_runs = 3;                        // timed runs of the single-thread CPU sum (0: skip it)
+  bool help = false;
+};
+
+// A malformed or unknown option. what() is the one-line message printed before exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses argv[1..argc). Accepts "--name value" and "--name=value". Throws UsageError.
+Options parse_options(int argc, const char* const* argv);
+Options parse_options(const std::vector<std::string>& args);
+
+// "--n" syntax: a plain count (1000), a count with a binary suffix K/M/G (4K = 4096, 1M = 2^20),
+// or a power of two written 2^k. Returns nullopt for anything else, for negatives and for
+// counts above max_n().
+std::optional<std::int64_t> parse_count(std::string_view text);
+constexpr std::int64_t max_n() { return std::int64_t{1} << 36; }
+
+const char* to_string(Pattern p);
+const char* to_string(Format f);
+std::optional<Pattern> parse_pattern(std::string_view text);
+
+std::string usage(const char* program);
+
+}  // namespace reduce

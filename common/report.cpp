@@ -1,0 +1,192 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace reduce {
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string general(double v) {  // round-trip precision for machine-readable output
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += (c == '"') ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+// One (name, value) list serves csv and json alike, so the two can never disagree.
+struct Field {
+  enum Kind { string, number, boolean } kind;
+  std::string name;
+  std::string value;  // as text; numbers round-trip, non-finite ones read "nan" / "inf" / "-inf"
+};
+
+std::vector<Field> fields(const Report& r) {
+  auto str = [](std::string n, std::string v) { return Field{Field::string, std::move(n), std::move(v)}; };
+  auto num = [](std::string n, double v) { return Field{Field::number, std::move(n), general(v)}; };
+  auto boolean = [](std::string n, bool v) { return Field{Field::boolean, std::move(n), v ? "true" : "false"}; };
+  return {
+      str("step", r.step),
+      str("lesson", r.lesson),
+      str("device", r.device.name),
+      str("compute_capability", std::to_string(r.device.cc_major) + "." + std::to_string(r.device.cc_minor)),
+      num("sm_count", r.device.sm_count),
+      num("l2_bytes", static_cast<double>(r.device.l2_bytes)),
+      num("memory_bytes", static_cast<double>(r.device.memory_bytes)),
+      num("peak_gbps", r.device.peak_gbps),
+      str("cuda_runtime", cuda_version(r.device.runtime_version)),
+      str("cuda_driver", cuda_version(r.device.driver_version)),
+      num("n", static_cast<double>(r.n)),
+      num("bytes", static_cast<double>(r.n) * 4.0),
+      str("pattern", to_string(r.pattern)),
+      num("seed", static_cast<double>(r.seed)),
+      num("block", r.block),
+      num("iters", r.iters),
+      num("warmup", r.warmup),
+      num("median_ms", r.ms.median),
+      num("min_ms", r.ms.min),
+      num("max_ms", r.ms.max),
+      num("gbps", r.gbps),
+      num("pct_peak", r.pct_peak),
+      num("cpu_ms", r.cpu_ms),
+      num("speedup_vs_cpu", r.speedup_vs_cpu),
+      num("result", r.result),
+      num("reference", r.reference),
+      num("abs_error", r.abs_error),
+      num("tolerance", r.tolerance),
+      boolean("exact_check", r.exact_check),
+      num("runs_correct", r.runs_correct),
+      num("runs_total", r.runs_total),
+      boolean("deterministic", r.deterministic),
+      boolean("runs_identical", r.runs_identical),
+      boolean("input_unchanged", r.input_unchanged),
+      boolean("fits_in_l2", r.fits_in_l2),
+      boolean("passed", r.passed),
+  };
+}
+
+}  // namespace
+
+Summary summarize(std::vector<double> samples) {
+  Summary s;
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t k = samples.size();
+  s.median = k % 2 ? samples[k / 2] : 0.5 * (samples[k / 2 - 1] + samples[k / 2]);
+  s.min = samples.front();
+  s.max = samples.back();
+  return s;
+}
+
+double theoretical_gbps(int memory_clock_khz, int bus_width_bits) {
+  return 2.0 * memory_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9;
+}
+
+void derive_rates(Report& r) {
+  const double bytes = static_cast<double>(r.n) * sizeof(float);
+  r.gbps = r.ms.median > 0 ? bytes / (r.ms.median * 1e-3) / 1e9 : 0.0;
+  r.pct_peak = r.device.peak_gbps > 0 ? 100.0 * r.gbps / r.device.peak_gbps : 0.0;
+  r.speedup_vs_cpu = (r.cpu_ms > 0 && r.ms.median > 0) ? r.cpu_ms / r.ms.median : 0.0;
+}
+
+std::string format_count(std::int64_t n) {
+  std::string s = std::to_string(n);
+  if (n > 0 && (n & (n - 1)) == 0) {
+    int k = 0;
+    while ((std::int64_t{1} << k) < n) ++k;
+    s += " (2^" + std::to_string(k) + ")";
+  }
+  return s;
+}
+
+std::string format_text(const Report& r) {
+  const DeviceInfo& d = r.device;
+  std::ostringstream os;
+  os << r.step << ": " << r.lesson << "\n"
+     << "  device     " << d.name << " (sm_" << d.cc_major << d.cc_minor << ", " << d.sm_count << " SMs, "
+     << fixed(d.l2_bytes / 1e6, 1) << " MB L2, " << fixed(d.memory_bytes / 1e9, 1) << " GB, theoretical DRAM "
+     << fixed(d.peak_gbps, 0) << " GB/s; CUDA runtime " << cuda_version(d.runtime_version) << ", driver "
+     << cuda_version(d.driver_version) << ")\n"
+     << "  input      n = " << format_count(r.n) << " floats, " << fixed(r.n * 4.0 / 1e6, 1) << " MB, pattern "
+     << to_string(r.pattern) << ", seed " << r.seed << "\n"
+     << "  launch     " << (r.block ? "block " + std::to_string(r.block) : std::string("block chosen by the step"))
+     << "; " << r.iters << " timed runs after " << r.warmup << " warm-up, L2 flushed before each\n";
+  os << "  result     " << general(r.result) << " vs reference " << fixed(r.reference, 4) << ": |error| "
+     << r.abs_error << (r.exact_check ? " (exact check)" : " <= tolerance " + std::to_string(r.tolerance)) << "; "
+     << r.runs_correct << "/" << r.runs_total << " runs correct; "
+     << (r.runs_identical ? "all runs bitwise identical" : "results vary between runs")
+     << (r.deterministic ? "" : " (not deterministic by design)") << "; input "
+     << (r.input_unchanged ? "unchanged" : "MODIFIED") << "\n";
+  if (r.n > 0) {
+    os << "  time       median " << fixed(r.ms.median, 4) << " ms (min " << fixed(r.ms.min, 4) << ", max "
+       << fixed(r.ms.max, 4) << ")\n"
+       << "  bandwidth  " << fixed(r.gbps, 1) << " GB/s read, " << fixed(r.pct_peak, 1)
+       << "% of theoretical peak\n";
+  }
+  if (r.cpu_ms > 0)
+    os << "  cpu        plain single-thread float loop: " << fixed(r.cpu_ms, 3) << " ms; GPU speedup "
+       << fixed(r.speedup_vs_cpu, 1) << "x\n";
+  if (r.fits_in_l2)
+    os << "  note       the input fits in L2: the flush still makes every run read DRAM, but launch\n"
+       << "             latency dominates at this size; use --n 2^26 or more for bandwidth figures\n";
+  os << (r.passed ? "PASS" : "FAIL") << "\n";
+  return os.str();
+}
+
+std::string csv_header() {
+  std::string out;
+  for (const Field& f : fields(Report{})) out += (out.empty() ? "" : ",") + f.name;
+  return out;
+}
+
+std::string format_csv(const Report& r) {
+  std::string out;
+  bool first = true;
+  for (const Field& f : fields(r)) {
+    out += (first ? "" : ",") + (f.kind == Field::string ? csv_field(f.value) : f.value);
+    first = false;
+  }
+  return out;
+}
+
+std::string format_json(const Report& r) {
+  std::string out = "{";
+  bool first = true;
+  for (const Field& f : fields(r)) {
+    out += (first ? "" : ", ") + json_string(f.name) + ": ";
+    if (f.kind == Field::string) out += json_string(f.value);
+    else if (f.kind == Field::number && (f.value == "nan" || f.value == "inf" || f.value == "-inf"))
+      out += "null";  // JSON has no NaN or infinity
+    else out += f.value;
+    first = false;
+  }
+  return out + "}";
+}
+
+}  // namespace reduce

@@ -1,0 +1,67 @@
+// Statistics and the report of one run: human text, or one csv / json record (CPU only).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "options.hpp"
+
+namespace reduce {
+
+struct Summary {
+  double median = 0.0, min = 0.0, max = 0.0;
+};
+// Median (mean of the two middle values for an even count), min and max. Empty input: all zero.
+Summary summarize(std::vector<double> samples);
+
+struct DeviceInfo {
+  std::string name;
+  int ordinal = 0;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  std::int64_t l2_bytes = 0;
+  std::int64_t memory_bytes = 0;
+  double peak_gbps = 0.0;  // theoretical DRAM bandwidth: 2 * memory clock * bus width / 8
+  int runtime_version = 0, driver_version = 0;
+};
+
+// Theoretical DRAM bandwidth in decimal GB/s from the attributes CUDA reports:
+// memory clock in kHz and bus width in bits; 2 transfers per clock (double data rate).
+double theoretical_gbps(int memory_clock_khz, int bus_width_bits);
+
+struct Report {
+  std::string step, lesson;
+  DeviceInfo device;
+  std::int64_t n = 0;
+  Pattern pattern = Pattern::uniform;
+  std::uint64_t seed = 0;
+  int block = 0;            // 0 when the step chooses its own launch shape
+  int iters = 0, warmup = 0;
+  Summary ms;               // GPU time per reduction, milliseconds
+  double gbps = 0.0;        // bytes read (n * 4) / median time, decimal GB/s
+  double pct_peak = 0.0;    // gbps / device.peak_gbps * 100
+  double cpu_ms = 0.0;      // single-thread CPU sum (0: not timed)
+  double speedup_vs_cpu = 0.0;
+  double result = 0.0, reference = 0.0, abs_error = 0.0, tolerance = 0.0;
+  bool exact_check = false;
+  bool passed = false;       // every run's result correct and the input unchanged
+  int runs_correct = 0;      // of the warm-up validation run plus the timed runs
+  int runs_total = 0;
+  bool deterministic = false;  // the step's claim
+  bool runs_identical = false; // what this run saw: every result bitwise the same
+  bool input_unchanged = false;
+  bool fits_in_l2 = false;
+};
+
+// Fills gbps, pct_peak and speedup_vs_cpu from the other fields.
+void derive_rates(Report& r);
+
+std::string format_text(const Report& r);
+std::string csv_header();
+std::string format_csv(const Report& r);   // one line, columns as csv_header()
+std::string format_json(const Report& r);  // one object on one line
+
+std::string format_count(std::int64_t n);  // "67108864 (2^26)" or "1000003"
+
+}  // namespace reduce

@@ -1,0 +1,52 @@
+// The contract between a step's kernel file and everything else (main, tests, benchmarks).
+//
+// A step file defines, in its own namespace stepNN, one `const reduce::Step kStep` that names the
+// step and points at two host functions:
+//   scratch_bytes(n, cfg)  how much device scratch space the launcher needs for n elements; the caller
+//                          allocates it once, outside any timed region;
+//   launch(in, n, out, scratch, cfg, stream)
+//                          enqueues the reduction of the n floats at `in` into the single float `out`
+//                          (both device pointers) on `stream` and returns the first CUDA error. It never
+//                          synchronizes, allocates, copies to the host or modifies `in`.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "cuda_check.cuh"
+
+namespace reduce {
+
+// What the harness tells a launcher about the launch it may make.
+struct LaunchConfig {
+  int block = 256;   // threads per block (--block): a power of two from 32 to 1024
+  int device = 0;    // the CUDA device ordinal the stream belongs to
+  int sm_count = 0;  // that device's multiprocessor count, for steps that size their grid from it
+};
+
+// Device scratch space handed to a launcher: at least the bytes its scratch_bytes() asked for.
+struct Scratch {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+};
+
+struct Step {
+  const char* name;    // the folder and executable name, e.g. "01_interleaved"
+  const char* lesson;  // what the step teaches, in a few words (the speedup table's second column)
+  // True when the same input gives a bitwise-identical result on every run (no floating-point
+  // atomics, no order that depends on timing). The harness and the tests check the claim.
+  bool deterministic;
+  // True when the step honours --block; false when the launch shape is chosen inside (CUB).
+  bool uses_block;
+  std::size_t (*scratch_bytes)(std::int64_t n, const LaunchConfig& cfg);
+  cudaError_t (*launch)(const float* in, std::int64_t n, float* out, Scratch scratch,
+                        const LaunchConfig& cfg, cudaStream_t stream);
+};
+
+// ceil(a / b) for a >= 0 and b > 0: shared so that no step defines its own copy.
+constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace reduce

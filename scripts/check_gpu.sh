@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The GPU check: on a machine with a CUDA GPU, build for that GPU, run every test with the GPU tests
+# running, run compute-sanitizer's four tools over every step, print the speedup table, and end with
+# one summary. Exits non-zero on any failure (a GPU test that skips counts as a failure here).
+#
+#   scripts/check_gpu.sh [build-dir]        default build/gpu
+#   env: CUDAARCHS   architectures to build (default: native)
+#        LOG_DIR     where the logs go (default: <build-dir>/logs)
+#        JOBS        parallel build and test jobs (default: all cores)
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-$root/build/gpu}
+logs=${LOG_DIR:-$build/logs}
+jobs=${JOBS:-$(nproc)}
+mkdir -p "$logs"
+status=0
+summary=()
+note() { summary+=("$1"); }
+fail() { summary+=("FAIL: $1"); status=1; }
+
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "check_gpu: no GPU visible (nvidia-smi -L failed); this script needs one" >&2
+  exit 77
+fi
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
+note "GPU: $gpu; nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'); commit $(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+
+# 1. Configure and build for this GPU.
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+start=$SECONDS
+if cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+     -DCMAKE_CUDA_ARCHITECTURES="${CUDAARCHS:-native}" >"$logs/configure.log" 2>&1 &&
+   cmake --build "$build" --parallel "$jobs" >"$logs/build.log" 2>&1; then
+  note "build: ok ($((SECONDS - start)) s, architectures ${CUDAARCHS:-native})"
+else
+  tail -n 30 "$logs/build.log" "$logs/configure.log" 2>/dev/null
+  fail "build (see $logs/build.log)"
+  printf '%s\n' "${summary[@]}"
+  exit 1
+fi
+
+# 2. Every test, GPU tests included; none may be skipped on a GPU machine.
+start=$SECONDS
+ctest --test-dir "$build" --output-on-failure -j "$jobs" >"$logs/ctest.log" 2>&1
+ctest_rc=$?
+progress='^ *[0-9]+/[0-9]+ Test +#[0-9]+: '
+passed=$(grep -cE "$progress.* Passed" "$logs/ctest.log")
+skipped=$(grep -cE "$progress.*(Skipped|Not Run)" "$logs/ctest.log")
+failed=$(grep -E "$progress" "$logs/ctest.log" | grep -cvE ' Passed|Skipped|Not Run')
+total=$(sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p' "$logs/ctest.log")
+note "tests: $passed passed, $skipped skipped, $failed failed of ${total:-?} ($((SECONDS - start)) s)"
+[ "$ctest_rc" -eq 0 ] || fail "ctest exited $ctest_rc: $(grep -E "$progress" "$logs/ctest.log" | grep -vE ' Passed|Skipped' | head -n 5 | tr -s ' .' | tr '\n' ';')"
+[ "$skipped" -eq 0 ] || fail "$skipped tests skipped on a GPU machine: $(grep -E "$progress.*(Skipped|Not Run)" "$logs/ctest.log" | head -n 3 | tr -s ' .' | tr '\n' ';')"
+
+# 3. compute-sanitizer: four tools x every step x two sizes (one element; a non-power of two with
+#    partial blocks and several passes).
+start=$SECONDS
+san_runs=0
+san_bad=()
+for exe in "$build"/bin/0*; do
+  step=$(basename "$exe")
+  for tool in memcheck racecheck synccheck initcheck; do
+    for n in 1 100003; do
+      log="$logs/sanitizer.log"
+      echo "=== $tool $step --n $n" >>"$log"
+      extra=()
+      [ "$tool" = memcheck ] && extra=(--leak-check full)
+      compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 \
+        "$exe" --n "$n" --iters 2 --warmup 1 --cpu-runs 0 --pattern int >>"$log" 2>&1
+      rc=$?
+      san_runs=$((san_runs + 1))
+      [ "$rc" -eq 0 ] || san_bad+=("$tool/$step/n=$n(rc=$rc)")
+    done
+  done
+done
+if [ ${#san_bad[@]} -eq 0 ]; then
+  note "compute-sanitizer: memcheck, racecheck, synccheck, initcheck clean on every step ($san_runs runs, $((SECONDS - start)) s)"
+else
+  fail "compute-sanitizer: ${san_bad[*]} (see $logs/sanitizer.log)"
+fi
+
+# 4. The speedup table at the default size.
+start=$SECONDS
+if "$root/scripts/run_all" --no-build --build-dir "$build" --out "$logs" >"$logs/run_all.log" 2>"$logs/run_all.err"; then
+  note "speedup table: ok ($((SECONDS - start)) s)"
+else
+  fail "run_all exited $? (see $logs/run_all.err)"
+fi
+cat "$logs/run_all.log"
+
+echo
+echo "=== check_gpu summary"
+printf '%s\n' "${summary[@]}"
+[ "$status" -eq 0 ] && echo "check_gpu: PASS" || echo "check_gpu: FAIL"
+exit "$status"

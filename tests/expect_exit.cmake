@@ -1,0 +1,22 @@
+# Runs EXE with ARGS (comma-separated) and checks its exit code is CODE. For a non-zero CODE the
+# error must be one line on stderr that mentions TEXT; for 0, stdout must mention TEXT.
+string(REPLACE "," ";" arg_list "${ARGS}")
+execute_process(COMMAND ${EXE} ${arg_list}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 30)
+if(NOT rc STREQUAL "${CODE}")
+  message(FATAL_ERROR "expected exit code ${CODE}, got '${rc}'\nstdout: ${out}\nstderr: ${err}")
+endif()
+if(CODE STREQUAL "0")
+  string(FIND "${out}" "${TEXT}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "stdout does not mention '${TEXT}':\n${out}")
+  endif()
+else()
+  string(STRIP "${err}" err)
+  string(FIND "${err}" "\n" newline)
+  string(FIND "${err}" "${TEXT}" at)
+  if(NOT newline EQUAL -1 OR at EQUAL -1 OR err STREQUAL "")
+    message(FATAL_ERROR "expected one line on stderr naming '${TEXT}', got:\n${err}")
+  endif()
+  message(STATUS "exit ${rc}: ${err}")
+endif()

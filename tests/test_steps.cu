@@ -1,0 +1,216 @@
+// Every step over sizes x input patterns, block sizes, misaligned inputs, repeated runs and one
+// input of more than 2^31 elements, compared with the CPU reference. Skipped, with the reason,
+// where no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "device.cuh"
+#include "input.hpp"
+
+namespace step01 { extern const reduce::Step kStep; }
+namespace step02 { extern const reduce::Step kStep; }
+namespace step03 { extern const reduce::Step kStep; }
+namespace step04 { extern const reduce::Step kStep; }
+namespace step05 { extern const reduce::Step kStep; }
+namespace step06 { extern const reduce::Step kStep; }
+namespace step07 { extern const reduce::Step kStep; }
+namespace step08 { extern const reduce::Step kStep; }
+
+namespace reduce {
+// Test names and failure messages show a step by its name, not its address.
+void PrintTo(const Step* step, std::ostream* os) { *os << step->name; }
+}  // namespace reduce
+
+namespace {
+
+using reduce::Pattern;
+using reduce::Step;
+
+const std::vector<const Step*>& all_steps() {
+  static const std::vector<const Step*> steps = {&step01::kStep, &step02::kStep, &step03::kStep, &step04::kStep,
+                                                 &step05::kStep, &step06::kStep, &step07::kStep, &step08::kStep};
+  return steps;
+}
+
+const Pattern kPatterns[] = {Pattern::constant, Pattern::integers, Pattern::uniform, Pattern::mixed};
+
+// Why GPU tests cannot run here, or nothing when they can. Opens device 0 on first use.
+const std::optional<std::string>& no_gpu_reason() {
+  static const std::optional<std::string> reason = []() -> std::optional<std::string> {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) return std::string("no usable CUDA device: ") + cudaGetErrorString(e);
+    if (count == 0) return std::string("no CUDA device present");
+    if (cudaSetDevice(0) != cudaSuccess) return std::string("cannot open CUDA device 0");
+    return std::nullopt;
+  }();
+  return reason;
+}
+
+#define SKIP_WITHOUT_GPU() \
+  if (const auto& why = no_gpu_reason()) GTEST_SKIP() << *why
+
+reduce::LaunchConfig config(int block = 256) {
+  int sms = 0;
+  EXPECT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  return reduce::LaunchConfig{block, 0, sms};
+}
+
+// Host and device copies of one input, plus its reference.
+struct Input {
+  std::int64_t n;
+  Pattern pattern;
+  std::unique_ptr<float[]> host;
+  reduce::DeviceBuffer<float> device;
+  reduce::Reference ref;
+
+  Input(std::int64_t count, Pattern p, std::int64_t device_padding = 0)
+      : n(count), pattern(p), host(new float[std::max<std::int64_t>(count, 1)]), device(count + device_padding) {
+    reduce::fill_input(host.get(), n, p, /*seed=*/12345);
+    ref = reduce::reference_sum(host.get(), n);
+  }
+  void upload(std::int64_t offset = 0) {
+    CUDA_CHECK(cudaMemcpy(device.get() + offset, host.get(), n * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  bool unchanged_on_device(std::int64_t offset = 0) const {
+    std::vector<float> back(n);
+    CUDA_CHECK(cudaMemcpy(back.data(), device.get() + offset, n * sizeof(float), cudaMemcpyDeviceToHost));
+    return n == 0 || std::memcmp(back.data(), host.get(), n * sizeof(float)) == 0;
+  }
+};
+
+// Runs step on input (at element offset) and expects a correct result and an untouched input.
+void expect_correct(const Step& step, Input& input, const reduce::LaunchConfig& cfg, std::int64_t offset = 0) {
+  reduce::Stream stream;
+  const float got = reduce::reduce_once(step, input.device.get() + offset, input.n, cfg, stream.get());
+  const reduce::Check c = reduce::check_result(got, input.ref, input.n, input.pattern);
+  EXPECT_TRUE(c.passed) << step.name << " n=" << input.n << " pattern=" << reduce::to_string(input.pattern)
+                        << " block=" << cfg.block << " offset=" << offset << ": got " << got << ", reference "
+                        << input.ref.sum << ", |error| " << c.abs_error << (c.exact ? " (exact check)" : "")
+                        << ", tolerance " << c.tolerance;
+  EXPECT_TRUE(input.unchanged_on_device(offset)) << step.name << " modified its input";
+}
+
+std::string step_label(const Step& s) { return std::string("s") + s.name; }
+
+// ---------------------------------------------------------------------------------------------
+// Sizes: the identity, tiny, around warp and block sizes, primes, 2^k +- 1, beyond L2 (50 MB on an
+// H100: 2^24 + 1 floats is 64 MB).
+const std::int64_t kSizes[] = {0,       1,       2,       31,      32,          33,          255,     256,
+                               257,     1023,    1024,    1025,    4093,        65521,       65535,   65537,
+                               1000003, 1048575, 1048577, 9999991, (1 << 24) + 1, (1 << 25) - 1};
+
+class StepBySize : public ::testing::TestWithParam<std::tuple<const Step*, std::int64_t>> {};
+
+TEST_P(StepBySize, MatchesReferenceForEveryPattern) {
+  SKIP_WITHOUT_GPU();
+  const auto [step, n] = GetParam();
+  for (Pattern p : kPatterns) {
+    Input input(n, p);
+    input.upload();
+    expect_correct(*step, input, config());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, StepBySize, ::testing::Combine(::testing::ValuesIn(all_steps()), ::testing::ValuesIn(kSizes)),
+                         [](const auto& info) {
+                           return step_label(*std::get<0>(info.param)) + "_n" + std::to_string(std::get<1>(info.param));
+                         });
+
+// ---------------------------------------------------------------------------------------------
+// Every block size the options accept, on sizes that leave partial blocks and several passes.
+class StepByBlock : public ::testing::TestWithParam<std::tuple<const Step*, int>> {};
+
+TEST_P(StepByBlock, MatchesReferenceAtEveryBlockSize) {
+  SKIP_WITHOUT_GPU();
+  const auto [step, block] = GetParam();
+  for (std::int64_t n : {1, 33, 1025, 100003, 3000017}) {
+    Input input(n, Pattern::integers);
+    input.upload();
+    expect_correct(*step, input, config(block));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, StepByBlock,
+                         ::testing::Combine(::testing::ValuesIn(all_steps()), ::testing::Values(32, 64, 128, 256, 512, 1024)),
+                         [](const auto& info) {
+                           return step_label(*std::get<0>(info.param)) + "_block" + std::to_string(std::get<1>(info.param));
+                         });
+
+// ---------------------------------------------------------------------------------------------
+class EachStep : public ::testing::TestWithParam<const Step*> {};
+
+// Inputs that do not start on a 16-byte boundary (a sub-array of a larger buffer, say).
+TEST_P(EachStep, HandlesMisalignedInput) {
+  SKIP_WITHOUT_GPU();
+  for (std::int64_t offset : {1, 2, 3}) {
+    for (std::int64_t n : {1, 3, 5, 1000, 1000003}) {
+      Input input(n, Pattern::integers, /*device_padding=*/offset);
+      input.upload(offset);
+      expect_correct(*GetParam(), input, config(), offset);
+    }
+  }
+}
+
+// A step that calls itself deterministic gives the same bits on every run; 30 runs on an input large
+// enough for every multi-block path, and the launcher's own first-call paths.
+TEST_P(EachStep, DeterministicStepsRepeatBitForBit) {
+  SKIP_WITHOUT_GPU();
+  const Step& step = *GetParam();
+  if (!step.deterministic) GTEST_SKIP() << step.name << " does not claim determinism";
+  Input input((1 << 23) + 5, Pattern::mixed);
+  input.upload();
+  reduce::Stream stream;
+  const float first = reduce::reduce_once(step, input.device.get(), input.n, config(), stream.get());
+  for (int run = 1; run < 30; ++run) {
+    const float again = reduce::reduce_once(step, input.device.get(), input.n, config(), stream.get());
+    ASSERT_EQ(std::memcmp(&first, &again, sizeof(float)), 0) << step.name << " run " << run << ": " << again
+                                                             << " differs from " << first;
+  }
+}
+
+// The reported scratch size is enough: it is allocated exactly, with nothing around it, so
+// memcheck (in the GPU check script) would see an overrun; here the result must stay right.
+TEST_P(EachStep, ScratchSizeIsEnoughAtEverySize) {
+  SKIP_WITHOUT_GPU();
+  const Step& step = *GetParam();
+  for (int block : {32, 1024})
+    for (std::int64_t n : {0, 1, 2, 32 * 32 + 1, 1 << 20, (1 << 20) * 3 + 7}) {
+      Input input(n, Pattern::integers);
+      input.upload();
+      expect_correct(step, input, config(block));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, EachStep, ::testing::ValuesIn(all_steps()),
+                         [](const auto& info) { return step_label(*info.param); });
+
+// ---------------------------------------------------------------------------------------------
+// More than 2^31 elements (8.6 GB): any 32-bit index wraps and drops or repeats elements, which the
+// exact check of the int pattern catches. One input, shared by all steps.
+TEST(HugeInput, EveryStepSumsMoreThan2To31Elements) {
+  SKIP_WITHOUT_GPU();
+  const std::int64_t n = (std::int64_t{1} << 31) + 1025;
+  std::size_t free_bytes = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+  if (free_bytes < n * sizeof(float) + (std::size_t{1} << 30))
+    GTEST_SKIP() << "needs " << (n * 4 >> 30) + 1 << " GiB of free device memory, " << (free_bytes >> 30) << " free";
+  Input input(n, Pattern::integers);
+  ASSERT_TRUE(reduce::uses_exact_check(Pattern::integers, input.ref));
+  input.upload();
+  for (const Step* step : all_steps()) {
+    SCOPED_TRACE(step->name);
+    reduce::Stream stream;
+    const float got = reduce::reduce_once(*step, input.device.get(), n, config(), stream.get());
+    EXPECT_EQ(static_cast<double>(got), input.ref.sum) << step->name;
+  }
+  EXPECT_TRUE(input.unchanged_on_device());
+}
+
+}  // namespace
