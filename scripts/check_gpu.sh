@@ -23,7 +23,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   exit 77
 fi
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
-note "GPU: $gpu; nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'); commit $(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+note "GPU: $gpu; nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'); commit ${REDUCE_COMMIT:-$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
 
 # 1. Configure and build for this GPU.
 generator=()

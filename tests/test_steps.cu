@@ -77,6 +77,9 @@ struct Input {
   }
   void upload(std::int64_t offset = 0) {
     CUDA_CHECK(cudaMemcpy(device.get() + offset, host.get(), n * sizeof(float), cudaMemcpyHostToDevice));
+    // From pageable memory, cudaMemcpy may return before the data has landed, and the steps run on a
+    // non-blocking stream that does not wait for the legacy stream: wait here.
+    CUDA_CHECK(cudaDeviceSynchronize());
   }
   bool unchanged_on_device(std::int64_t offset = 0) const {
     std::vector<float> back(n);
