@@ -10,8 +10,9 @@
 // Cooperative Groups name the levels: this_grid(), this_thread_block(), tiled_partition<32>() for the
 // warp, and cg::reduce() for the warp's sum (a shuffle tree, as in step 06).
 // What else changed from step 06, for the last step to reach DRAM speed: each thread loads 16 bytes
-// (a float4) at a time, and issues kLoadsInFlight of those loads before adding any, so enough bytes
-// are in flight to cover the latency of DRAM. A small input takes a single block and a plain launch.
+// (a float4) at a time, issues kLoadsInFlight of those loads before adding any, so enough bytes are
+// in flight to cover the latency of DRAM, and each block reads contiguous tiles. A small input takes
+// a single block and a plain launch.
 // Usage: ./07_cooperative_grid [--n 2^26] [--block 256] [--pattern int] [--help]
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
@@ -26,30 +27,49 @@ namespace cg = cooperative_groups;
 
 constexpr int kLoadsInFlight = 4;  // independent 16-byte loads per thread before the first add
 
-// This thread's share of in[0..n): a few scalar elements before the first 16-byte boundary, then
-// float4 vectors, grid-stride, kLoadsInFlight at a time, then the last n % 4 scalars.
-__device__ float thread_sum(const float* __restrict__ in, std::int64_t n, std::int64_t rank, std::int64_t threads) {
+// A 16-byte load for data read exactly once: through the read-only path (.nc), not kept in L1
+// (L1::no_allocate), and with a hint that L2 may fetch the whole 256-byte sector group from DRAM
+// (L2::256B). Measured on the H100 it is worth about 2% at 2^24 floats and less at larger n
+// (PERF_NOTES.md); a plain `*p` is correct too.
+__device__ float4 load_streaming(const float4* p) {
+  float4 r;
+  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
+      : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w)
+      : "l"(p));
+  return r;
+}
+
+// This thread's share of in[0..n). The float4 part is cut into tiles of Block * kLoadsInFlight
+// vectors; block b reads tiles b, b + gridDim.x, ... and each thread issues its kLoadsInFlight loads
+// of a tile before adding any, so enough bytes are in flight to cover DRAM's latency, and a block
+// always reads one contiguous 16 KB (for 256 threads) stretch at a time. The up to 3 scalars before
+// the first 16-byte boundary and the up to 3 after the last float4 go to block 0.
+template <unsigned Block>
+__device__ float thread_sum(const float* __restrict__ in, std::int64_t n) {
   const auto misalignment = reinterpret_cast<std::uintptr_t>(in) % 16;  // 0, 4, 8 or 12 for a float*
   const std::int64_t unaligned = misalignment ? (16 - misalignment) / 4 : 0;
   const std::int64_t head = n < unaligned ? n : unaligned;
   const float4* __restrict__ body = reinterpret_cast<const float4*>(in + head);
   const std::int64_t vectors = (n - head) / 4;
+  const std::int64_t tail = head + 4 * vectors;
 
-  float sum = rank < head ? in[rank] : 0.0f;
-  std::int64_t v = rank;
-  for (; v + (kLoadsInFlight - 1) * threads < vectors; v += kLoadsInFlight * threads) {
+  float sum = 0.0f;
+  if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
+  if (blockIdx.x == 0 && threadIdx.x < n - tail) sum += in[tail + threadIdx.x];
+
+  constexpr std::int64_t kTile = std::int64_t{Block} * kLoadsInFlight;  // float4s per block per round
+  std::int64_t base = blockIdx.x * kTile;
+  for (; base + kTile <= vectors; base += kTile * gridDim.x) {
     float4 x[kLoadsInFlight];
 #pragma unroll
-    for (int k = 0; k < kLoadsInFlight; ++k) x[k] = body[v + k * threads];  // all loads issued first...
+    for (int k = 0; k < kLoadsInFlight; ++k) x[k] = load_streaming(body + base + k * Block + threadIdx.x);  // all loads first...
 #pragma unroll
-    for (int k = 0; k < kLoadsInFlight; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);  // ...then used
+    for (int k = 0; k < kLoadsInFlight; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);  // ...then the adds
   }
-  for (; v < vectors; v += threads) {
-    const float4 x = body[v];
+  for (std::int64_t v = base + threadIdx.x; v < vectors; v += Block) {  // the last tile, cut short by the end
+    const float4 x = load_streaming(body + v);
     sum += (x.x + x.y) + (x.z + x.w);
   }
-  const std::int64_t tail = head + 4 * vectors;
-  if (rank < n - tail) sum += in[tail + rank];
   return sum;
 }
 
@@ -78,7 +98,7 @@ __global__ void __launch_bounds__(Block) reduce_cooperative(const float* __restr
   const cg::grid_group grid = cg::this_grid();
   const cg::thread_block block = cg::this_thread_block();
 
-  const float sum = block_sum<Block>(block, thread_sum(in, n, grid.thread_rank(), grid.num_threads()));
+  const float sum = block_sum<Block>(block, thread_sum<Block>(in, n));
   if (gridDim.x == 1) {
     if (block.thread_rank() == 0) *out = sum;
     return;
@@ -101,11 +121,11 @@ std::size_t scratch_bytes(std::int64_t, const reduce::LaunchConfig& cfg) {
 template <unsigned Block>
 cudaError_t launch_grid(const float* in, std::int64_t n, float* out, float* partial, const reduce::LaunchConfig& cfg,
                         cudaStream_t stream) {
-  // As many blocks as are resident at once (the cooperative limit), but no more than the input can
-  // keep busy for one round of loads: a small n gets a small grid.
+  // As many blocks as are resident at once (the cooperative limit), but no more than the input has
+  // tiles: a small n gets a small grid, and up to one tile (4096 floats for 256 threads) one block.
   int per_sm = 0;
   CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_cooperative<Block>, Block, 0));
-  const std::int64_t per_block_round = std::int64_t{Block} * 4 * kLoadsInFlight;
+  const std::int64_t per_block_round = std::int64_t{Block} * kLoadsInFlight * 4;
   const int blocks = static_cast<int>(
       std::clamp<std::int64_t>(reduce::ceil_div(n, per_block_round), 1, std::int64_t{per_sm} * cfg.sm_count));
 

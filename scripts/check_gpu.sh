@@ -48,7 +48,7 @@ progress='^ *[0-9]+/[0-9]+ Test +#[0-9]+: '
 passed=$(grep -cE "$progress.* Passed" "$logs/ctest.log")
 skipped=$(grep -cE "$progress.*(Skipped|Not Run)" "$logs/ctest.log")
 failed=$(grep -E "$progress" "$logs/ctest.log" | grep -cvE ' Passed|Skipped|Not Run')
-total=$(sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p' "$logs/ctest.log")
+total=$(sed -n 's/.*tests passed.* out of \([0-9]*\).*/\1/p' "$logs/ctest.log" | tail -n 1)
 note "tests: $passed passed, $skipped skipped, $failed failed of ${total:-?} ($((SECONDS - start)) s)"
 [ "$ctest_rc" -eq 0 ] || fail "ctest exited $ctest_rc: $(grep -E "$progress" "$logs/ctest.log" | grep -vE ' Passed|Skipped' | head -n 5 | tr -s ' .' | tr '\n' ';')"
 [ "$skipped" -eq 0 ] || fail "$skipped tests skipped on a GPU machine: $(grep -E "$progress.*(Skipped|Not Run)" "$logs/ctest.log" | head -n 3 | tr -s ' .' | tr '\n' ';')"
