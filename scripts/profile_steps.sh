@@ -19,7 +19,7 @@ joined=$(IFS=,; echo "${metrics[*]%% *}")
 first=1
 for exe in "$build"/bin/0*; do
   # -k: the step's kernels (not the harness's L2 flush); -c 1: the first such launch.
-  out=$(ncu --metrics "$joined" --csv -k 'regex:^(reduce_|.*DeviceReduce)' -c 1 \
+  out=$(ncu --metrics "$joined" --csv -k 'regex:reduce_|DeviceReduce' -c 1 \
         "$exe" --n "$n" --iters 1 --warmup 0 --cpu-runs 0 2>/dev/null | grep '^"')
   if [ -z "$out" ]; then echo "profile_steps: no profile for $(basename "$exe")" >&2; continue; fi
   if [ $first -eq 1 ]; then echo "\"step\",$(head -n 1 <<<"$out")"; first=0; fi
