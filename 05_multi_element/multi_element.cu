@@ -60,8 +60,10 @@ __global__ void reduce_multi_element(const float* in, std::int64_t n, float* par
 // input has Block-sized pieces (a small n gets a small grid, at least one block).
 template <unsigned Block>
 cudaError_t grid_size(std::int64_t n, int sm_count, int* blocks) {
-  int per_sm = 0;
-  CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_multi_element<Block>, Block, 0));
+  // Resident blocks per SM never change for this kernel on this process's device: ask once. (Asking
+  // on every launch costs microseconds of host time, enough to leave the GPU waiting between runs.)
+  static int per_sm = 0;
+  if (per_sm == 0) CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_multi_element<Block>, Block, 0));
   *blocks = static_cast<int>(std::clamp<std::int64_t>(reduce::ceil_div(n, Block), 1, std::int64_t{per_sm} * sm_count));
   return cudaSuccess;
 }

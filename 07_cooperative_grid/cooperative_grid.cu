@@ -123,8 +123,10 @@ cudaError_t launch_grid(const float* in, std::int64_t n, float* out, float* part
                         cudaStream_t stream) {
   // As many blocks as are resident at once (the cooperative limit), but no more than the input has
   // tiles: a small n gets a small grid, and up to one tile (4096 floats for 256 threads) one block.
-  int per_sm = 0;
-  CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_cooperative<Block>, Block, 0));
+  // Resident blocks per SM never change for this kernel on this process's device: ask once. (Asking
+  // on every launch costs microseconds of host time, enough to leave the GPU waiting between runs.)
+  static int per_sm = 0;
+  if (per_sm == 0) CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_cooperative<Block>, Block, 0));
   const std::int64_t per_block_round = std::int64_t{Block} * kLoadsInFlight * 4;
   const int blocks = static_cast<int>(
       std::clamp<std::int64_t>(reduce::ceil_div(n, per_block_round), 1, std::int64_t{per_sm} * cfg.sm_count));
