@@ -20,8 +20,9 @@ __global__ void read_everything(const int4* __restrict__ data, std::size_t count
 }  // namespace
 
 bool is_unsupported_device_error(cudaError_t e) {
+  // cudaErrorNotSupported: a launcher's answer when the GPU lacks a feature it needs (07: cooperative launch).
   return e == cudaErrorNoKernelImageForDevice || e == cudaErrorUnsupportedPtxVersion ||
-         e == cudaErrorInsufficientDriver || e == cudaErrorInvalidPtx;
+         e == cudaErrorInsufficientDriver || e == cudaErrorInvalidPtx || e == cudaErrorNotSupported;
 }
 
 DeviceInfo open_device(int ordinal) {

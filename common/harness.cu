@@ -156,8 +156,9 @@ int run_step(const Step& step, int argc, char** argv) {
     return 77;
   } catch (const CudaError& e) {
     if (is_unsupported_device_error(e.code())) {
-      std::fprintf(stderr, "%s: no usable CUDA device: this build has no code for it (%s); rebuild with "
-                           "-DCMAKE_CUDA_ARCHITECTURES=native\n", step.name, e.what());
+      std::fprintf(stderr, "%s: no usable CUDA device: %s (a GPU this build has no code for, or one that lacks a "
+                           "feature the step needs; rebuild with -DCMAKE_CUDA_ARCHITECTURES=native)\n",
+                   step.name, e.what());
       return 77;
     }
     std::fprintf(stderr, "%s: CUDA error: %s\n", step.name, e.what());
