@@ -39,8 +39,8 @@ def main(argv):
                 label=step + (" (library)" if is_cub else ""), zorder=3 if is_cub else 2)
     if peak:
         ax.axhline(peak, color="gray", linestyle="--", linewidth=1)
-        ax.text(min(p[0] for s in series.values() for p in s), peak * 1.01,
-                f"theoretical DRAM bandwidth {peak:.0f} GB/s", color="gray", fontsize=8, va="bottom")
+        ax.text(max(p[0] for s in series.values() for p in s), peak * 1.01,
+                f"theoretical DRAM bandwidth {peak:.0f} GB/s", color="gray", fontsize=8, va="bottom", ha="right")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("n (floats)")
     ax.set_ylabel("GB/s read (median, L2 flushed before each run)")
