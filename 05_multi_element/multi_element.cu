@@ -15,7 +15,8 @@
 
 namespace step05 {
 
-// The last six rounds (32 values to 1) inside warp 0; returns the block's sum in lane 0.
+// The last rounds inside warp 0 (64 values to 1; 32 to 1 for a 32-thread block); returns the
+// block's sum in lane 0.
 // Lanes whose values are no longer needed keep computing; only their writes to their own slot
 // matter, and those are ordered by the barriers.
 template <unsigned Block>
