@@ -30,13 +30,17 @@ constexpr int kLoadsInFlight = 4;  // independent 16-byte loads per thread befor
 // A 16-byte load for data read exactly once: through the read-only path (.nc), not kept in L1
 // (L1::no_allocate), and with a hint that L2 may fetch the whole 256-byte sector group from DRAM
 // (L2::256B). Measured on the H100 it is worth about 2% at 2^24 floats and less at larger n
-// (PERF_NOTES.md); a plain `*p` is correct too.
+// (PERF_NOTES.md); a plain `*p` is correct too. The size hint needs sm_80; Turing gets __ldg.
 __device__ float4 load_streaming(const float4* p) {
+#if __CUDA_ARCH__ >= 800
   float4 r;
   asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
       : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w)
       : "l"(p));
   return r;
+#else
+  return __ldg(p);
+#endif
 }
 
 // This thread's share of in[0..n). The float4 part is cut into tiles of Block * kLoadsInFlight
