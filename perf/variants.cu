@@ -1,7 +1,7 @@
 // Experiments behind PERF_NOTES.md: variants of step 07's streaming loop and launch shape, timed like
 // the harness does (L2 flushed before every run, events around the launch, median), beside CUB.
 // Not part of the suite; built only as the target perf_variants.
-//   perf_variants [log2 n ...]     default: 20 22 24 26 28 30
+//   perf_variants [log2 n ...]     default: -1 (n = 0) 10 16 20 22 24 26 28 30; needs sm_80 or newer
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 
