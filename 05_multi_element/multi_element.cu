@@ -9,7 +9,7 @@
 // multiprocessors stay busy streaming loads from start to end. A second launch with one block adds
 // up the few hundred partial sums.
 // What changed from step 04: the grid-stride loop replaces the two loads, and the launcher sizes the
-// grid from the occupancy API and always makes exactly two passes.
+// grid from the occupancy API and makes at most two passes.
 // Usage: ./05_multi_element [--n 2^26] [--block 256] [--pattern int] [--help]
 #include "step.cuh"
 

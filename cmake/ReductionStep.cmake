@@ -4,7 +4,7 @@
 #   <name>_kernel  a static library holding the kernel, its launcher and its reduce::Step record
 #                  (the tests and benchmarks link every step's library);
 #   <name>         the standalone executable: that library plus the harness's main().
-# and registers the executable's CTest smoke runs at a few small sizes, none a power of two.
+# and registers the executable's CTest smoke runs at a few small sizes (1, then non-powers of two).
 # Exit code 77 ("no usable CUDA device") counts as skipped.
 set(REDUCE_SMOKE_SIZES 1 1000 65537 1000003)
 

@@ -46,7 +46,7 @@ struct Report {
   double result = 0.0, reference = 0.0, abs_error = 0.0, tolerance = 0.0;
   bool exact_check = false;
   bool passed = false;       // every run's result correct and the input unchanged
-  int runs_correct = 0;      // of the warm-up validation run plus the timed runs
+  int runs_correct = 0;      // of the warm-up runs plus the timed runs, every one checked
   int runs_total = 0;
   bool deterministic = false;  // the step's claim
   bool runs_identical = false; // what this run saw: every result bitwise the same

@@ -58,6 +58,7 @@ note "tests: $passed passed, $skipped skipped, $failed failed of ${total:-?} ($(
 start=$SECONDS
 san_runs=0
 san_bad=()
+: >"$logs/sanitizer.log"
 for exe in "$build"/bin/0*; do
   step=$(basename "$exe")
   for tool in memcheck racecheck synccheck initcheck; do
@@ -74,8 +75,10 @@ for exe in "$build"/bin/0*; do
     done
   done
 done
+clean_errors=$(grep -c 'ERROR SUMMARY: 0 errors' "$logs/sanitizer.log")
+clean_races=$(grep -c 'RACECHECK SUMMARY: 0 hazards' "$logs/sanitizer.log")
 if [ ${#san_bad[@]} -eq 0 ]; then
-  note "compute-sanitizer: memcheck, racecheck, synccheck, initcheck clean on every step ($san_runs runs, $((SECONDS - start)) s)"
+  note "compute-sanitizer: memcheck, racecheck, synccheck, initcheck clean on every step ($san_runs runs, $((SECONDS - start)) s; log: $clean_errors 'ERROR SUMMARY: 0 errors', $clean_races 'RACECHECK SUMMARY: 0 hazards')"
 else
   fail "compute-sanitizer: ${san_bad[*]} (see $logs/sanitizer.log)"
 fi

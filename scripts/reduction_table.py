@@ -56,18 +56,33 @@ def fmt_ms(ms):
     return f"{ms:.4f}" if ms < 10 else f"{ms:.2f}"
 
 
+def cpu_baseline_ms(records):
+    """One CPU time for the whole table: the median of the steps' CPU timings.
+
+    Every step executable times the same plain single-thread float loop on the same input; those
+    timings differ by some percent from run to run, so dividing each step by its own would make the
+    "vs CPU" column disagree with the GPU times. None when no record timed the CPU.
+    """
+    times = sorted(r["cpu_ms"] for r in records if r.get("cpu_ms"))
+    if not times:
+        return None
+    k = len(times)
+    return times[k // 2] if k % 2 else 0.5 * (times[k // 2 - 1] + times[k // 2])
+
+
 def table_rows(records):
     """Rows (lists of strings) of the speedup table, one per record, in the given order.
 
-    vs 01 compares with the first record's time, vs prev with the record before; vs CPU comes from
-    the record itself (the harness timed a plain single-thread float loop on the same input).
+    vs 01 compares with the first record's time, vs prev with the record before, vs CPU with
+    cpu_baseline_ms(records).
     """
     rows = []
     first = records[0]["median_ms"] if records else None
+    cpu_ms = cpu_baseline_ms(records)
     prev = None
     for r in records:
         ms = r["median_ms"]
-        cpu = r.get("speedup_vs_cpu") or None
+        cpu = ratio(cpu_ms, ms)
         rows.append([
             r["step"],
             r["lesson"],

@@ -10,7 +10,7 @@ import reduction_table as rt
 
 def record(step, ms, passed=True, lesson="lesson", cpu=100.0):
     return {"step": step, "lesson": lesson, "n": 1 << 26, "median_ms": ms, "gbps": 268.435456 / ms,
-            "pct_peak": 268.435456 / ms / 33.52, "speedup_vs_cpu": cpu / ms, "passed": passed,
+            "pct_peak": 268.435456 / ms / 33.52, "cpu_ms": cpu, "speedup_vs_cpu": cpu / ms, "passed": passed,
             "device": "Test GPU", "cuda_runtime": "13.0"}
 
 
@@ -40,6 +40,14 @@ class TableRows(unittest.TestCase):
         self.assertEqual(rows[0][rt.TABLE_COLUMNS.index("vs CPU")], "25.00x")
         self.assertEqual(rows[2][rt.TABLE_COLUMNS.index("vs CPU")], "200x")
         self.assertEqual([r[-1] for r in rows], ["PASS", "PASS", "FAIL"])
+
+    def test_one_cpu_time_for_the_whole_table(self):
+        # Each step timed the CPU loop itself; the table divides every step by the median of those.
+        records = [record("01", 4.0, cpu=90.0), record("02", 2.0, cpu=110.0), record("03", 1.0, cpu=100.0)]
+        self.assertEqual(rt.cpu_baseline_ms(records), 100.0)
+        col = rt.TABLE_COLUMNS.index("vs CPU")
+        self.assertEqual([r[col] for r in rt.table_rows(records)], ["25.00x", "50.00x", "100x"])
+        self.assertIsNone(rt.cpu_baseline_ms([record("01", 1.0, cpu=0)]))
 
     def test_zero_time_gives_no_ratio(self):
         self.assertIsNone(rt.ratio(1.0, 0.0))
