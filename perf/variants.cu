@@ -1,13 +1,18 @@
 // Experiments behind PERF_NOTES.md: variants of step 07's streaming loop and launch shape, timed like
 // the harness does (L2 flushed before every run, events around the launch, median), beside CUB.
-// Not part of the suite; built only as the target perf_variants.
-//   perf_variants [log2 n ...]     default: -1 (n = 0) 10 16 20 22 24 26 28 30; needs sm_80 or newer
+// Not part of the suite; built only as the target perf_variants. Two sets of rows:
+//   loop    the streaming loop: layout, load instruction, loads in flight, block size (results/h100/variants.txt)
+//   finish  how the blocks' partial sums meet, one tile per block, TMA bulk copies (variants_finish.txt)
+//   perf_variants [loop|finish] [log2 n ...]   default: finish; sizes -1 (n = 0) 10 16 20 ... 30
+// Needs sm_80 or newer; the TMA rows need sm_90 and are left out below it.
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 
 #include <cub/device/device_reduce.cuh>
+#include <cuda/atomic>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,7 +27,8 @@ using reduce::DeviceBuffer;
 
 enum class Layout { grid_stride, block_tile };
 enum class Load { plain, streaming, l2_256 };
-enum class Finish { grid_sync, last_block, none };
+enum class Finish { grid_sync, last_block, none, flags, flags_prefetch };
+enum class Grid { resident, one_tile_per_block };
 
 template <Load L>
 __device__ float4 load4(const float4* p) {
@@ -54,11 +60,80 @@ __device__ float block_sum(const cg::thread_block& block, float v) {
   return v;
 }
 
+// Finish::flags: block b > 0 stores its partial and a "full" flag in one 64-bit word, slot[b]; block 0
+// waits for each flag, adds the partials in slot order, and empties the slots for the next launch.
+// One 8-byte store is single-copy atomic, so the value and its flag arrive together: no fence and no
+// atomic counter. The slots must be zero before the first launch (the caller clears them once).
+using Slot = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
+constexpr unsigned long long kFull = 1ull << 32;
+
+// Called at the top of the kernel by flags_prefetch: block 0 pulls its slots' lines into L2 early,
+// so its first polls do not wait for DRAM (the timed runs start with a flushed L2).
+template <unsigned Block, Finish F>
+__device__ void prefetch_slots(unsigned long long* slots) {
+  if constexpr (F == Finish::flags_prefetch) {
+    if (blockIdx.x == 0)
+      for (unsigned b = threadIdx.x * 16; b < gridDim.x; b += Block * 16)  // 16 slots per 128-byte line
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(slots + b));
+  }
+}
+
+// sum is the block's total in thread 0. Combines the blocks' sums into *out as F says.
+template <unsigned Block, Finish F>
+__device__ void finish(const cg::thread_block& block, float sum, float* partial, float* out) {
+  if constexpr (F == Finish::none) {
+    if (block.thread_rank() == 0) partial[blockIdx.x] = sum;
+    return;
+  } else if constexpr (F == Finish::flags || F == Finish::flags_prefetch) {
+    auto* slots = reinterpret_cast<unsigned long long*>(partial);
+    if (blockIdx.x != 0) {
+      if (block.thread_rank() == 0) Slot(slots[blockIdx.x]).store(kFull | __float_as_uint(sum), cuda::memory_order_relaxed);
+      return;
+    }
+    float v = block.thread_rank() == 0 ? sum : 0.0f;
+    for (unsigned b = block.thread_rank(); b < gridDim.x; b += Block) {
+      if (b == 0) continue;
+      unsigned long long w;
+      while (!((w = Slot(slots[b]).load(cuda::memory_order_relaxed)) & kFull)) {
+      }
+      v += __uint_as_float(static_cast<unsigned>(w));
+      Slot(slots[b]).store(0, cuda::memory_order_relaxed);
+    }
+    v = block_sum<Block>(block, v);
+    if (block.thread_rank() == 0) *out = v;
+    return;
+  } else {
+    if constexpr (F == Finish::grid_sync) {
+      if (block.thread_rank() == 0) partial[blockIdx.x] = sum;
+      cg::this_grid().sync();
+      if (blockIdx.x != 0) return;
+    } else {
+      __shared__ bool last;
+      if (block.thread_rank() == 0) {
+        partial[blockIdx.x] = sum;
+        __threadfence();  // the partial is visible before the count says so
+        last = atomicAdd(&g_done, 1u) == gridDim.x - 1;
+      }
+      block.sync();
+      if (!last) return;
+      __threadfence();
+    }
+    float v = 0.0f;
+    for (unsigned b = block.thread_rank(); b < gridDim.x; b += Block) v += __ldcg(partial + b);
+    v = block_sum<Block>(block, v);
+    if (block.thread_rank() == 0) {
+      *out = v;
+      if constexpr (F == Finish::last_block) g_done = 0;
+    }
+  }
+}
+
 // n a multiple of 4 and in 16-byte aligned: the experiments measure the body only.
 template <unsigned Block, int U, Layout Lay, Load L, Finish F>
 __global__ void __launch_bounds__(Block) variant(const float* __restrict__ in, std::int64_t n, float* partial, float* out) {
   const auto grid = cg::this_grid();
   const auto block = cg::this_thread_block();
+  prefetch_slots<Block, F>(reinterpret_cast<unsigned long long*>(partial));
   const float4* body = reinterpret_cast<const float4*>(in);
   const std::int64_t vectors = n / 4;
   float acc[U] = {};
@@ -95,70 +170,146 @@ __global__ void __launch_bounds__(Block) variant(const float* __restrict__ in, s
   float sum = 0.0f;
 #pragma unroll
   for (int k = 0; k < U; ++k) sum += acc[k];
-  sum = block_sum<Block>(block, sum);
-  if constexpr (F == Finish::none) {
-    if (block.thread_rank() == 0) partial[blockIdx.x] = sum;
-    return;
-  } else if constexpr (F == Finish::grid_sync) {
-    if (block.thread_rank() == 0) partial[blockIdx.x] = sum;
-    grid.sync();
-    if (blockIdx.x != 0) return;
-  } else {
-    __shared__ bool last;
-    if (block.thread_rank() == 0) {
-      partial[blockIdx.x] = sum;
-      __threadfence();  // the partial is visible before the count says so
-      last = atomicAdd(&g_done, 1u) == gridDim.x - 1;
+  finish<Block, F>(block, block_sum<Block>(block, sum), partial, out);
+}
+
+// TMA: thread 0 of each block streams its chunks of kStageBytes into a ring of Stages shared-memory
+// buffers with cp.async.bulk (one instruction per chunk; the copy engine signals an mbarrier when
+// the bytes have landed); all threads add each buffer once it is full, then thread 0 refills it.
+// Chunks are dealt round-robin over the blocks like the tiles above; the rest after the last whole
+// chunk is read with plain loads by every thread of the grid.
+__device__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+template <unsigned Block, int Stages, int StageBytes, Finish F>
+__global__ void __launch_bounds__(Block) bulk_variant(const float* __restrict__ in, std::int64_t n, float* partial,
+                                                      float* out) {
+#if __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) float4 ring[];  // Stages x StageBytes
+  __shared__ __align__(8) unsigned long long full[Stages];
+  constexpr int kVec = StageBytes / 16;
+  const auto block = cg::this_thread_block();
+  prefetch_slots<Block, F>(reinterpret_cast<unsigned long long*>(partial));
+  const std::int64_t chunks = n * 4 / StageBytes;
+  const std::int64_t mine = chunks > blockIdx.x ? (chunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+  auto issue = [&](std::int64_t i) {  // thread 0: copy this block's chunk i into stage i % Stages
+    const int s = static_cast<int>(i % Stages);
+    const char* src = reinterpret_cast<const char*>(in) + (blockIdx.x + i * gridDim.x) * std::int64_t{StageBytes};
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(&full[s])), "r"(StageBytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     smem_addr(ring + s * kVec)),
+                 "l"(src), "r"(StageBytes), "r"(smem_addr(&full[s]))
+                 : "memory");
+  };
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Stages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    for (std::int64_t i = 0; i < Stages && i < mine; ++i) issue(i);
+  }
+  block.sync();
+  float sum = 0.0f;
+  for (std::int64_t i = 0; i < mine; ++i) {
+    const int s = static_cast<int>(i % Stages);
+    const unsigned parity = static_cast<unsigned>((i / Stages) & 1);
+    unsigned done = 0;
+    while (!done)
+      asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                   : "=r"(done) : "r"(smem_addr(&full[s])), "r"(parity) : "memory");
+#pragma unroll
+    for (int k = threadIdx.x; k < kVec; k += Block) {
+      const float4 x = ring[s * kVec + k];
+      sum += (x.x + x.y) + (x.z + x.w);
     }
-    block.sync();
-    if (!last) return;
-    __threadfence();
+    block.sync();  // every thread is done with stage s
+    if (threadIdx.x == 0 && i + Stages < mine) issue(i + Stages);
   }
-  float v = 0.0f;
-  for (unsigned b = block.thread_rank(); b < gridDim.x; b += Block) v += __ldcg(partial + b);
-  v = block_sum<Block>(block, v);
-  if (block.thread_rank() == 0) {
-    *out = v;
-    if constexpr (F == Finish::last_block) g_done = 0;
+  const float4* body = reinterpret_cast<const float4*>(in);
+  for (std::int64_t v = chunks * kVec + blockIdx.x * std::int64_t{Block} + threadIdx.x; v < n / 4;
+       v += std::int64_t{Block} * gridDim.x) {
+    const float4 x = body[v];
+    sum += (x.x + x.y) + (x.z + x.w);
   }
+  finish<Block, F>(block, block_sum<Block>(block, sum), partial, out);
+#endif
 }
 
 struct Variant {
   std::string name;
   void (*kernel)(const float*, std::int64_t, float*, float*);
   unsigned block;
-  int per_block_vectors;
+  int per_block_vectors;  // float4s one block reads per round: the grid never has more blocks than rounds' worth
   bool cooperative;
-  int blocks_per_sm;  // 0: as many as the occupancy API allows
+  int blocks_per_sm;      // 0: as many as the occupancy API allows
+  Grid grid = Grid::resident;
+  int smem = 0;           // dynamic shared memory per block
+  int min_cc = 80;
 };
 
 template <unsigned Block, int U, Layout Lay, Load L, Finish F = Finish::grid_sync>
-Variant make(const char* name, int blocks_per_sm = 0) {
-  return {name, variant<Block, U, Lay, L, F>, Block, static_cast<int>(Block * U), F == Finish::grid_sync, blocks_per_sm};
+Variant make(const char* name, int blocks_per_sm = 0, Grid grid = Grid::resident) {
+  return {name, variant<Block, U, Lay, L, F>, Block, static_cast<int>(Block * U), F == Finish::grid_sync,
+          blocks_per_sm, grid};
+}
+
+template <unsigned Block, int Stages, int StageBytes, Finish F>
+Variant make_bulk(const char* name) {
+  return {name, bulk_variant<Block, Stages, StageBytes, F>, Block, StageBytes / 16, false, 0, Grid::resident,
+          Stages * StageBytes, 90};
 }
 
 int main(int argc, char** argv) {
+  std::string set = "finish";
   std::vector<int> logs;
-  for (int i = 1; i < argc; ++i) logs.push_back(std::atoi(argv[i]));
-  if (logs.empty()) logs = {-1, 10, 16, 20, 22, 24, 26, 28, 30};  // -1: n = 0, launch and finish only
+  for (int i = 1; i < argc; ++i) {
+    if (std::isdigit(static_cast<unsigned char>(argv[i][0])) || argv[i][0] == '-') logs.push_back(std::atoi(argv[i]));
+    else set = argv[i];
+  }
+  if (logs.empty()) logs = {-1, 10, 16, 20, 21, 22, 23, 24, 26, 28, 30};  // -1: n = 0, launch and finish only
   const reduce::DeviceInfo dev = reduce::open_device(0);
-  const std::vector<Variant> variants = {
-      make<256, 4, Layout::grid_stride, Load::plain>("07 v1: 256 thr, grid-stride, 4 loads"),
-      make<512, 4, Layout::block_tile, Load::plain>("512 thr, block tile, 4 loads"),
-      make<512, 4, Layout::block_tile, Load::l2_256>("512 thr, tile, 4, .nc L2::256B"),
-      make<512, 8, Layout::block_tile, Load::l2_256>("512 thr, tile, 8, .nc L2::256B"),
-      make<1024, 4, Layout::block_tile, Load::l2_256>("1024 thr x1/SM, tile, 4, L2::256B", 1),
-      make<512, 4, Layout::block_tile, Load::l2_256>("512 thr x2/SM, tile, 4, L2::256B", 2),
-      make<512, 4, Layout::block_tile, Load::l2_256, Finish::last_block>("512, tile, 4, 256B, last-block finish"),
-      make<512, 4, Layout::block_tile, Load::l2_256, Finish::none>("512, tile, 4, 256B, no finish (timing)"),
-      make<256, 4, Layout::block_tile, Load::l2_256, Finish::last_block>("256, tile, 4, 256B, last-block finish"),
-  };
+  std::vector<Variant> variants;
+  if (set == "loop") {
+    variants = {
+        make<256, 4, Layout::grid_stride, Load::plain>("07 v1: 256 thr, grid-stride, 4 loads"),
+        make<512, 4, Layout::block_tile, Load::plain>("512 thr, block tile, 4 loads"),
+        make<512, 4, Layout::block_tile, Load::l2_256>("512 thr, tile, 4, .nc L2::256B"),
+        make<512, 8, Layout::block_tile, Load::l2_256>("512 thr, tile, 8, .nc L2::256B"),
+        make<1024, 4, Layout::block_tile, Load::l2_256>("1024 thr x1/SM, tile, 4, L2::256B", 1),
+        make<512, 4, Layout::block_tile, Load::l2_256>("512 thr x2/SM, tile, 4, L2::256B", 2),
+        make<512, 4, Layout::block_tile, Load::l2_256, Finish::last_block>("512, tile, 4, 256B, last-block finish"),
+        make<512, 4, Layout::block_tile, Load::l2_256, Finish::none>("512, tile, 4, 256B, no finish (timing)"),
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::last_block>("256, tile, 4, 256B, last-block finish"),
+    };
+  } else if (set == "finish") {
+    variants = {
+        make<256, 4, Layout::block_tile, Load::l2_256>("07 now: 256, tile, 4, 256B, grid.sync"),
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::none>("same, no finish (timing only)"),
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::flags>("same, flag slots"),
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::flags_prefetch>("same, flag slots + prefetch"),
+        make<512, 4, Layout::block_tile, Load::l2_256, Finish::flags_prefetch>("512, flag slots + prefetch"),
+        make<1024, 4, Layout::block_tile, Load::l2_256, Finish::flags_prefetch>("1024 x1/SM, flag slots + prefetch", 1),
+        make<256, 8, Layout::block_tile, Load::l2_256, Finish::none>("256x8 one tile/block, no finish", 0,
+                                                                     Grid::one_tile_per_block),
+        make<512, 8, Layout::block_tile, Load::l2_256, Finish::none>("512x8 one tile/block, no finish", 0,
+                                                                     Grid::one_tile_per_block),
+        make_bulk<256, 4, 16384, Finish::none>("TMA 256 thr, 4 x 16 KB, no finish"),
+        make_bulk<256, 4, 16384, Finish::flags_prefetch>("TMA 256 thr, 4 x 16 KB, flag slots"),
+        make_bulk<512, 4, 32768, Finish::none>("TMA 512 thr, 4 x 32 KB, no finish"),
+    };
+  } else {
+    std::fprintf(stderr, "perf_variants: unknown set '%s' (loop or finish)\n", set.c_str());
+    return 2;
+  }
   const std::int64_t max_n = std::int64_t{1} << *std::max_element(logs.begin(), logs.end());
-  std::printf("GB/s; the n=0 column (log2 n = -1) is microseconds per launch; ! marks a wrong sum\n");
+  std::printf("set %s; GB/s; the n=0 column (log2 n = -1) is microseconds per launch; ! marks a wrong sum\n", set.c_str());
   std::vector<float> host(max_n);
   reduce::fill_input(host.data(), max_n, reduce::Pattern::uniform, 1);
-  DeviceBuffer<float> in(max_n), out(1), partial(32 * dev.sm_count);
+  // Partial sums: one float per block, or one 8-byte slot for the flag finish; a one-tile-per-block
+  // grid has up to max_n / 1024 blocks. Zero once: the flag finish leaves its slots zero.
+  const std::size_t partial_floats = 2 * (32 * static_cast<std::size_t>(dev.sm_count) + max_n / 1024);
+  DeviceBuffer<float> in(max_n), out(1), partial(partial_floats);
   CUDA_CHECK(cudaMemcpy(in.get(), host.data(), max_n * 4, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(partial.get(), 0, partial.bytes()));
   reduce::L2Flusher flusher(dev);
   reduce::Stream stream;
   std::size_t cub_bytes = 0;
@@ -186,16 +337,21 @@ int main(int argc, char** argv) {
   };
 
   std::printf("%-44s", "GB/s (median of 30, cold L2)  log2 n:");
-  for (int k : logs) std::printf("%8d", k);
+  for (int k : logs) std::printf("%9d", k);
   std::printf("\n");
   for (const Variant& v : variants) {
+    if (dev.cc_major * 10 + dev.cc_minor < v.min_cc) continue;
+    if (v.smem > 48 * 1024)
+      CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(v.kernel),
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, v.smem));
     std::printf("%-44s", v.name.c_str());
     for (int k : logs) {
       std::int64_t n = k < 0 ? 0 : std::int64_t{1} << k;
       int per_sm = v.blocks_per_sm;
-      if (!per_sm) CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v.kernel, v.block, 0));
-      const int blocks = static_cast<int>(std::min<std::int64_t>(per_sm * dev.sm_count,
-                                                                 std::max<std::int64_t>(1, n / 4 / v.per_block_vectors)));
+      if (!per_sm) CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v.kernel, v.block, v.smem));
+      const std::int64_t rounds = std::max<std::int64_t>(1, n / 4 / v.per_block_vectors);
+      const int blocks = static_cast<int>(
+          v.grid == Grid::one_tile_per_block ? rounds : std::min<std::int64_t>(per_sm * dev.sm_count, rounds));
       CUDA_CHECK(cudaMemset(out.get(), 0xFF, sizeof(float)));  // NaN: a variant that writes no sum shows "!"
       const float* inp = in.get();
       float* part = partial.get();
@@ -206,13 +362,14 @@ int main(int argc, char** argv) {
           CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(v.kernel), blocks, v.block, args, 0,
                                                  stream.get()));
         else
-          CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(v.kernel), blocks, v.block, args, 0, stream.get()));
+          CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(v.kernel), blocks, v.block, args, v.smem,
+                                      stream.get()));
       });
       float got;
       CUDA_CHECK(cudaMemcpy(&got, out.get(), 4, cudaMemcpyDeviceToHost));
       const double ref = reduce::reference_sum(host.data(), n).sum;
       if (n == 0) std::printf("%7.2fus", ms * 1e3);
-      else std::printf("%8.0f%s", n * 4 / ms / 1e6, !(std::abs(got - ref) <= 1e-3 * ref) ? "!" : "");
+      else std::printf("%8.0f%s", n * 4 / ms / 1e6, !(std::abs(got - ref) <= 1e-3 * ref) ? "!" : " ");
     }
     std::printf("\n");
   }
@@ -222,7 +379,7 @@ int main(int argc, char** argv) {
     std::size_t bytes = cub_bytes;
     const double ms = time([&] { CUDA_CHECK(cub::DeviceReduce::Sum(cub_tmp.get(), bytes, in.get(), out.get(), n, stream.get())); });
     if (n == 0) std::printf("%7.2fus", ms * 1e3);
-    else std::printf("%8.0f", n * 4 / ms / 1e6);
+    else std::printf("%8.0f ", n * 4 / ms / 1e6);
   }
   std::printf("\n");
   return 0;
