@@ -247,8 +247,8 @@ struct Variant {
 };
 
 template <unsigned Block, int U, Layout Lay, Load L, Finish F = Finish::grid_sync>
-Variant make(const char* name, int blocks_per_sm = 0, Grid grid = Grid::resident) {
-  return {name, variant<Block, U, Lay, L, F>, Block, static_cast<int>(Block * U), F == Finish::grid_sync,
+Variant make(const char* name, int blocks_per_sm = 0, Grid grid = Grid::resident, bool cooperative = false) {
+  return {name, variant<Block, U, Lay, L, F>, Block, static_cast<int>(Block * U), cooperative || F == Finish::grid_sync,
           blocks_per_sm, grid};
 }
 
@@ -296,8 +296,20 @@ int main(int argc, char** argv) {
         make_bulk<256, 4, 16384, Finish::flags_prefetch>("TMA 256 thr, 4 x 16 KB, flag slots"),
         make_bulk<512, 4, 32768, Finish::none>("TMA 512 thr, 4 x 32 KB, no finish"),
     };
+  } else if (set == "flags") {
+    variants = {
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::flags_prefetch>("256x4, flag slots + prefetch"),
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::flags_prefetch>("256x4, flag slots + prefetch, coop", 0,
+                                                                               Grid::resident, true),
+        make<256, 8, Layout::block_tile, Load::l2_256, Finish::flags_prefetch>("256x8, flag slots + prefetch"),
+        make<512, 4, Layout::block_tile, Load::l2_256, Finish::flags_prefetch>("512x4, flag slots + prefetch"),
+        make<256, 8, Layout::block_tile, Load::l2_256, Finish::flags_prefetch>("256x8 one tile/block, flag slots", 0,
+                                                                               Grid::one_tile_per_block),
+        make<256, 8, Layout::block_tile, Load::l2_256, Finish::none>("256x8 one tile/block, no finish", 0,
+                                                                     Grid::one_tile_per_block),
+    };
   } else {
-    std::fprintf(stderr, "perf_variants: unknown set '%s' (loop or finish)\n", set.c_str());
+    std::fprintf(stderr, "perf_variants: unknown set '%s' (loop, finish or flags)\n", set.c_str());
     return 2;
   }
   const std::int64_t max_n = std::int64_t{1} << *std::max_element(logs.begin(), logs.end());
