@@ -2,13 +2,17 @@
 //
 // What it shows: steps 05 and 06 need two launches: the grid's blocks cannot wait for each other, so
 // a second kernel adds their partial sums. A cooperative launch guarantees that every block of the
-// grid is resident at once, which makes a grid-wide barrier legal: each block writes its partial sum,
-// grid.sync() waits for all of them, and block 0 adds them up in the same kernel. Block 0 always adds
-// the partials in the same order, so the result is deterministic (no floating-point atomics).
+// grid is resident at once, and that makes it legal for one block to wait for the others inside the
+// kernel. The general tool for that is grid.sync(), a barrier every block waits at; here only block 0
+// has to wait, and only for the partial sums, so the blocks hand them over directly: block b writes
+// its sum together with a "full" flag in one 8-byte slot, block 0 waits until every slot is full,
+// adds them in slot order (the same bits every run: no floating-point atomics) and empties the slots
+// for the next launch. That costs about 0.3 us against grid.sync()'s 2 us (PERF_NOTES.md), which
+// decides the mid sizes, where a whole reduction takes 6 to 30 us.
 // The grid must fit on the device at once: its size comes from the occupancy API times the SM count,
-// and the device must support cooperative launch (checked; a plain launch would deadlock or fail).
-// Cooperative Groups name the levels: this_grid(), this_thread_block(), tiled_partition<32>() for the
-// warp, and cg::reduce() for the warp's sum (a shuffle tree, as in step 06).
+// and the device must support cooperative launch (checked; a plain launch could deadlock).
+// Cooperative Groups name the levels: this_thread_block(), tiled_partition<32>() for the warp, and
+// cg::reduce() for the warp's sum (a shuffle tree, as in step 06).
 // What else changed from step 06, for the last step to reach DRAM speed: each thread loads 16 bytes
 // (a float4) at a time, issues kLoadsInFlight of those loads before adding any, so enough bytes are
 // in flight to cover the latency of DRAM, and each block reads contiguous tiles. A small input takes
@@ -16,6 +20,7 @@
 // Usage: ./07_cooperative_grid [--n 2^26] [--block 256] [--pattern int] [--help]
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
+#include <cuda/atomic>
 
 #include <cstdint>
 
@@ -94,37 +99,72 @@ __device__ float block_sum(const cg::thread_block& block, float v) {
   return v;
 }
 
+// The hand-over from block b > 0 to block 0: slot[b] holds b's sum in its low 32 bits and kFull in
+// its high ones. One aligned 8-byte store is indivisible, so a reader that sees the flag sees the
+// value written with it: no fence and no atomic counter are needed. Slots are zero (empty) between
+// launches: the harness hands over zero-filled scratch, and block 0 empties every slot it read.
+using Slot = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
+constexpr unsigned long long kFull = 1ull << 32;
+
+// Block 0 only: own (block 0's sum, in thread 0) plus this thread's share of the other blocks'
+// slots, b = threadIdx.x, threadIdx.x + Block, ..., in that order, so the bits never depend on which
+// block finished first. Each batch of slots is read with all loads in flight before the first wait:
+// one round trip to L2 per batch rather than one per slot.
+template <unsigned Block>
+__device__ float collect_partials(unsigned long long* slots, float own) {
+  constexpr unsigned kBatch = 8;
+  float v = threadIdx.x == 0 ? own : 0.0f;
+  for (unsigned first = threadIdx.x; first < gridDim.x; first += kBatch * Block) {
+    unsigned long long w[kBatch];
+#pragma unroll
+    for (unsigned k = 0; k < kBatch; ++k) {
+      const unsigned b = first + k * Block;
+      w[k] = b != 0 && b < gridDim.x ? Slot(slots[b]).load(cuda::memory_order_relaxed) : kFull;
+    }
+#pragma unroll
+    for (unsigned k = 0; k < kBatch; ++k) {
+      const unsigned b = first + k * Block;
+      if (b == 0 || b >= gridDim.x) continue;
+      while (!(w[k] & kFull)) w[k] = Slot(slots[b]).load(cuda::memory_order_relaxed);  // block b not done yet
+      v += __uint_as_float(static_cast<unsigned>(w[k]));
+      Slot(slots[b]).store(0, cuda::memory_order_relaxed);  // empty again for the next launch
+    }
+  }
+  return v;
+}
+
 // Reduces in[0..n) to *out in one launch. With more than one block it must be launched cooperatively
-// (partial holds one float per block); a single block needs neither.
+// (block 0 waits for the others); a single block needs neither that nor any slot.
 template <unsigned Block>
 __global__ void __launch_bounds__(Block) reduce_cooperative(const float* __restrict__ in, std::int64_t n,
-                                                            float* partial, float* out) {
-  const cg::grid_group grid = cg::this_grid();
+                                                            unsigned long long* slots, float* out) {
   const cg::thread_block block = cg::this_thread_block();
+  // The timed runs start with a cold L2: block 0 asks for its slots' cache lines now (16 slots per
+  // 128-byte line), so its first reads of them at the end do not wait for DRAM.
+  if (blockIdx.x == 0)
+    for (unsigned b = 16 * threadIdx.x; b < gridDim.x; b += 16 * Block)
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(slots + b));
 
   const float sum = block_sum<Block>(block, thread_sum<Block>(in, n));
-  if (gridDim.x == 1) {
-    if (block.thread_rank() == 0) *out = sum;
+  if (blockIdx.x != 0) {
+    if (block.thread_rank() == 0)
+      Slot(slots[blockIdx.x]).store(kFull | __float_as_uint(sum), cuda::memory_order_relaxed);
     return;
   }
-  if (block.thread_rank() == 0) partial[blockIdx.x] = sum;
-  grid.sync();  // every block's partial is written and visible
-  if (blockIdx.x != 0) return;
-
-  float v = 0.0f;  // block 0 adds the partials in a fixed order: the same bits every run
-  for (unsigned b = block.thread_rank(); b < gridDim.x; b += Block) v += partial[b];
-  v = block_sum<Block>(block, v);
-  if (block.thread_rank() == 0) *out = v;
+  const float v = collect_partials<Block>(slots, sum);
+  block.sync();  // block_sum's shared array is used a second time
+  const float total = block_sum<Block>(block, v);
+  if (block.thread_rank() == 0) *out = total;
 }
 
-// Scratch: one partial sum per block; at most 32 resident blocks per SM.
+// Scratch: one slot per block; at most 32 resident blocks per SM.
 std::size_t scratch_bytes(std::int64_t, const reduce::LaunchConfig& cfg) {
-  return std::size_t{32} * cfg.sm_count * sizeof(float);
+  return std::size_t{32} * cfg.sm_count * sizeof(unsigned long long);
 }
 
 template <unsigned Block>
-cudaError_t launch_grid(const float* in, std::int64_t n, float* out, float* partial, const reduce::LaunchConfig& cfg,
-                        cudaStream_t stream) {
+cudaError_t launch_grid(const float* in, std::int64_t n, float* out, unsigned long long* slots,
+                        const reduce::LaunchConfig& cfg, cudaStream_t stream) {
   // As many blocks as are resident at once (the cooperative limit), but no more than the input has
   // tiles: a small n gets a small grid, and up to one tile (4096 floats for 256 threads) one block.
   // Resident blocks per SM never change for this kernel on this process's device: ask once. (Asking
@@ -135,34 +175,34 @@ cudaError_t launch_grid(const float* in, std::int64_t n, float* out, float* part
   const int blocks = static_cast<int>(
       std::clamp<std::int64_t>(reduce::ceil_div(n, per_block_round), 1, std::int64_t{per_sm} * cfg.sm_count));
 
-  if (blocks == 1) {  // small input: one block, a plain launch, no grid barrier
-    reduce_cooperative<Block><<<1, Block, 0, stream>>>(in, n, partial, out);
+  if (blocks == 1) {  // small input: one block, a plain launch, nothing to wait for
+    reduce_cooperative<Block><<<1, Block, 0, stream>>>(in, n, slots, out);
     return cudaGetLastError();
   }
   int cooperative = 0;
   CUDA_TRY(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, cfg.device));
   if (!cooperative) return cudaErrorNotSupported;
-  void* args[] = {&in, &n, &partial, &out};
+  void* args[] = {&in, &n, &slots, &out};
   return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce_cooperative<Block>), blocks, Block, args, 0,
                                      stream);
 }
 
 cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
                    const reduce::LaunchConfig& cfg, cudaStream_t stream) {
-  float* const partial = static_cast<float*>(scratch.data);
+  auto* const slots = static_cast<unsigned long long*>(scratch.data);
   switch (cfg.block) {  // every block size the harness accepts, 1024 included
-    case 32: return launch_grid<32>(in, n, out, partial, cfg, stream);
-    case 64: return launch_grid<64>(in, n, out, partial, cfg, stream);
-    case 128: return launch_grid<128>(in, n, out, partial, cfg, stream);
-    case 256: return launch_grid<256>(in, n, out, partial, cfg, stream);
-    case 512: return launch_grid<512>(in, n, out, partial, cfg, stream);
-    case 1024: return launch_grid<1024>(in, n, out, partial, cfg, stream);
+    case 32: return launch_grid<32>(in, n, out, slots, cfg, stream);
+    case 64: return launch_grid<64>(in, n, out, slots, cfg, stream);
+    case 128: return launch_grid<128>(in, n, out, slots, cfg, stream);
+    case 256: return launch_grid<256>(in, n, out, slots, cfg, stream);
+    case 512: return launch_grid<512>(in, n, out, slots, cfg, stream);
+    case 1024: return launch_grid<1024>(in, n, out, slots, cfg, stream);
     default: return cudaErrorInvalidValue;
   }
 }
 
 extern const reduce::Step kStep = {
     "07_cooperative_grid", "one cooperative launch, 16-byte loads", /*deterministic=*/true, /*uses_block=*/true,
-    scratch_bytes, launch};
+    scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
 
 }  // namespace step07

@@ -73,11 +73,17 @@ void L2Flusher::flush(cudaStream_t stream) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-float reduce_once(const Step& step, const float* in, std::int64_t n, const LaunchConfig& cfg, cudaStream_t stream) {
-  DeviceBuffer<unsigned char> scratch(step.scratch_bytes(n, cfg));
+float reduce_once(const Step& step, const float* in, std::int64_t n, const LaunchConfig& cfg, cudaStream_t stream,
+                  Scratch scratch) {
+  DeviceBuffer<unsigned char> own;
+  if (!scratch.data) {
+    own = DeviceBuffer<unsigned char>(step.scratch_bytes(n, cfg));
+    CUDA_CHECK(cudaMemsetAsync(own.get(), 0, own.bytes(), stream));  // the contract in step.cuh
+    scratch = Scratch{own.get(), own.bytes()};
+  }
   DeviceBuffer<float> out(1);
   CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, sizeof(float), stream));  // NaN
-  CUDA_CHECK(step.launch(in, n, out.get(), Scratch{scratch.get(), scratch.bytes()}, cfg, stream));
+  CUDA_CHECK(step.launch(in, n, out.get(), scratch, cfg, stream));
   CUDA_CHECK(cudaGetLastError());
   float result = 0.0f;
   CUDA_CHECK(cudaMemcpyAsync(&result, out.get(), sizeof(float), cudaMemcpyDeviceToHost, stream));

@@ -100,10 +100,12 @@ class L2Flusher {
   int blocks_ = 0;
 };
 
-// Runs step once on device input in[0..n) with freshly allocated scratch and output (the output
-// poisoned with NaN first, so a launcher that writes nothing cannot pass) and returns the result.
-// For tests; the timed path in harness.cu allocates once and reuses.
-float reduce_once(const Step& step, const float* in, std::int64_t n, const LaunchConfig& cfg, cudaStream_t stream);
+// Runs step once on device input in[0..n) and returns the result. The output is allocated fresh and
+// poisoned with NaN first, so a launcher that writes nothing cannot pass; so is the scratch (zero-
+// filled, as step.cuh promises) unless the caller passes its own. For tests; the timed path in
+// harness.cu allocates once and reuses.
+float reduce_once(const Step& step, const float* in, std::int64_t n, const LaunchConfig& cfg, cudaStream_t stream,
+                  Scratch scratch = {});
 
 // True when the error means "this build has no code this GPU can run" (exit 77, not a wrong result).
 bool is_unsupported_device_error(cudaError_t e);

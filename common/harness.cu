@@ -60,6 +60,7 @@ Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
   std::vector<Event> start(opt.iters), stop(opt.iters);
   CUDA_CHECK(cudaMemcpyAsync(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice, stream.get()));
   CUDA_CHECK(cudaMemsetAsync(results.get(), 0xFF, results.bytes(), stream.get()));  // NaN: an unwritten result fails
+  CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), stream.get()));       // the contract in step.cuh
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
 
   auto launch = [&](int r) {

@@ -3,7 +3,8 @@
 // A step file defines, in its own namespace stepNN, one `const reduce::Step kStep` that names the
 // step and points at two host functions:
 //   scratch_bytes(n, cfg)  how much device scratch space the launcher needs for n elements; the caller
-//                          allocates it once, outside any timed region;
+//                          allocates it once, outside any timed region, fills it with zeros and
+//                          hands the same scratch to every launch on one stream;
 //   launch(in, n, out, scratch, cfg, stream)
 //                          enqueues the reduction of the n floats at `in` into the single float `out`
 //                          (both device pointers) on `stream` and returns the first CUDA error. It never
@@ -44,6 +45,9 @@ struct Step {
   std::size_t (*scratch_bytes)(std::int64_t n, const LaunchConfig& cfg);
   cudaError_t (*launch)(const float* in, std::int64_t n, float* out, Scratch scratch,
                         const LaunchConfig& cfg, cudaStream_t stream);
+  // True when the launcher relies on the scratch being zero-filled when it starts, and so leaves it
+  // zero-filled again when its kernels finish (the tests check that). Other steps may leave anything.
+  bool needs_zeroed_scratch = false;
 };
 
 // ceil(a / b) for a >= 0 and b > 0: shared so that no step defines its own copy.

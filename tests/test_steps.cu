@@ -3,6 +3,7 @@
 // where no CUDA device is present.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -89,9 +90,11 @@ struct Input {
 };
 
 // Runs step on input (at element offset) and expects a correct result and an untouched input.
-void expect_correct(const Step& step, Input& input, const reduce::LaunchConfig& cfg, std::int64_t offset = 0) {
+// Without a scratch argument, the run gets fresh zero-filled scratch.
+void expect_correct(const Step& step, Input& input, const reduce::LaunchConfig& cfg, std::int64_t offset = 0,
+                    reduce::Scratch scratch = {}) {
   reduce::Stream stream;
-  const float got = reduce::reduce_once(step, input.device.get() + offset, input.n, cfg, stream.get());
+  const float got = reduce::reduce_once(step, input.device.get() + offset, input.n, cfg, stream.get(), scratch);
   const reduce::Check c = reduce::check_result(got, input.ref, input.n, input.pattern);
   EXPECT_TRUE(c.passed) << step.name << " n=" << input.n << " pattern=" << reduce::to_string(input.pattern)
                         << " block=" << cfg.block << " offset=" << offset << ": got " << got << ", reference "
@@ -189,6 +192,33 @@ TEST_P(EachStep, ScratchSizeIsEnoughAtEverySize) {
       input.upload();
       expect_correct(step, input, config(block));
     }
+}
+
+// The harness hands the same scratch to every launch. Here runs on different inputs and sizes share
+// one scratch buffer, each result checked (step 07 would read a previous run's partial sums if it left
+// its slots full); a step that relies on zero-filled scratch must hand it back zero-filled.
+TEST_P(EachStep, ReusesItsScratchAcrossRuns) {
+  SKIP_WITHOUT_GPU();
+  const Step& step = *GetParam();
+  const reduce::LaunchConfig cfg = config();
+  const std::tuple<std::int64_t, Pattern> runs[] = {{(1 << 22) + 3, Pattern::mixed},   {(1 << 22) + 3, Pattern::integers},
+                                                    {1000, Pattern::uniform},           {300007, Pattern::mixed},
+                                                    {(1 << 22) + 3, Pattern::uniform}, {0, Pattern::integers}};
+  std::size_t bytes = 0;
+  for (const auto& [n, p] : runs) bytes = std::max(bytes, step.scratch_bytes(n, cfg));
+  reduce::DeviceBuffer<unsigned char> scratch(bytes);
+  CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));
+  for (const auto& [n, p] : runs) {
+    Input input(n, p);
+    input.upload();
+    expect_correct(step, input, cfg, 0, reduce::Scratch{scratch.get(), scratch.bytes()});
+    if (step.needs_zeroed_scratch && bytes > 0) {
+      std::vector<unsigned char> back(bytes);
+      CUDA_CHECK(cudaMemcpy(back.data(), scratch.get(), bytes, cudaMemcpyDeviceToHost));
+      EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](unsigned char c) { return c == 0; }))
+          << step.name << " left its scratch non-zero after n=" << n;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Steps, EachStep, ::testing::ValuesIn(all_steps()),
