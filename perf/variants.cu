@@ -1,9 +1,11 @@
 // Experiments behind PERF_NOTES.md: variants of step 07's streaming loop and launch shape, timed like
 // the harness does (L2 flushed before every run, events around the launch, median), beside CUB.
-// Not part of the suite; built only as the target perf_variants. Two sets of rows:
-//   loop    the streaming loop: layout, load instruction, loads in flight, block size (results/h100/variants.txt)
-//   finish  how the blocks' partial sums meet, one tile per block, TMA bulk copies (variants_finish.txt)
-//   perf_variants [loop|finish] [log2 n ...]   default: finish; sizes -1 (n = 0) 10 16 20 ... 30
+// Not part of the suite; built only as the target perf_variants. Sets of rows:
+//   loop    the streaming loop: layout, load instruction, loads in flight, block size
+//   finish  how the blocks' partial sums meet (grid.sync, flag slots), one tile per block, TMA bulk copies
+//   flags   the flag-slot finish at two block sizes, with and without a cooperative launch, repeated
+//   step07  step 07's own launcher at every block size, timed here rather than by the harness
+//   perf_variants [loop|finish|flags|step07] [log2 n ...]   default: finish; sizes -1 (n = 0) 10 16 20 ... 30
 // Needs sm_80 or newer; the TMA rows need sm_90 and are left out below it.
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
@@ -24,6 +26,8 @@
 
 namespace cg = cooperative_groups;
 using reduce::DeviceBuffer;
+
+namespace step07 { extern const reduce::Step kStep; }
 
 enum class Layout { grid_stride, block_tile };
 enum class Load { plain, streaming, l2_256 };
@@ -308,8 +312,15 @@ int main(int argc, char** argv) {
         make<256, 8, Layout::block_tile, Load::l2_256, Finish::none>("256x8 one tile/block, no finish", 0,
                                                                      Grid::one_tile_per_block),
     };
+  } else if (set == "step07") {  // beside the launcher's rows below
+    variants = {
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::flags_prefetch>("256x4, flag slots + prefetch, coop", 0,
+                                                                               Grid::resident, true),
+        make<512, 4, Layout::block_tile, Load::l2_256, Finish::flags_prefetch>("512x4, flag slots + prefetch, coop", 0,
+                                                                               Grid::resident, true),
+    };
   } else {
-    std::fprintf(stderr, "perf_variants: unknown set '%s' (loop, finish or flags)\n", set.c_str());
+    std::fprintf(stderr, "perf_variants: unknown set '%s' (loop, finish, flags or step07)\n", set.c_str());
     return 2;
   }
   const std::int64_t max_n = std::int64_t{1} << *std::max_element(logs.begin(), logs.end());
@@ -384,6 +395,31 @@ int main(int argc, char** argv) {
       else std::printf("%8.0f%s", n * 4 / ms / 1e6, !(std::abs(got - ref) <= 1e-3 * ref) ? "!" : " ");
     }
     std::printf("\n");
+  }
+  if (set == "step07") {
+    const reduce::Step& step = step07::kStep;
+    for (int block : {128, 256, 512, 1024}) {
+      const reduce::LaunchConfig cfg{block, dev.ordinal, dev.sm_count};
+      std::size_t bytes = 0;
+      for (int k : logs) bytes = std::max(bytes, step.scratch_bytes(k < 0 ? 0 : std::int64_t{1} << k, cfg));
+      DeviceBuffer<unsigned char> scratch(bytes);
+      CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));
+      std::printf("%-44s", (std::string(step.name) + " launcher, block " + std::to_string(block)).c_str());
+      for (int k : logs) {
+        const std::int64_t n = k < 0 ? 0 : std::int64_t{1} << k;
+        CUDA_CHECK(cudaMemset(out.get(), 0xFF, sizeof(float)));
+        const double ms = time([&] {
+          CUDA_CHECK(step.launch(in.get(), n, out.get(), reduce::Scratch{scratch.get(), scratch.bytes()}, cfg,
+                                 stream.get()));
+        });
+        float got;
+        CUDA_CHECK(cudaMemcpy(&got, out.get(), 4, cudaMemcpyDeviceToHost));
+        const double ref = reduce::reference_sum(host.data(), n).sum;
+        if (n == 0) std::printf("%7.2fus", ms * 1e3);
+        else std::printf("%8.0f%s", n * 4 / ms / 1e6, !(std::abs(got - ref) <= 1e-3 * ref) ? "!" : " ");
+      }
+      std::printf("\n");
+    }
   }
   std::printf("%-44s", "cub::DeviceReduce::Sum");
   for (int k : logs) {
