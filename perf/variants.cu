@@ -31,7 +31,7 @@ namespace step07 { extern const reduce::Step kStep; }
 
 enum class Layout { grid_stride, block_tile };
 enum class Load { plain, streaming, l2_256 };
-enum class Finish { grid_sync, last_block, none, flags, flags_prefetch };
+enum class Finish { grid_sync, last_block, none, flags, flags_prefetch, flags_batched };
 enum class Grid { resident, one_tile_per_block };
 
 template <Load L>
@@ -75,7 +75,7 @@ constexpr unsigned long long kFull = 1ull << 32;
 // so its first polls do not wait for DRAM (the timed runs start with a flushed L2).
 template <unsigned Block, Finish F>
 __device__ void prefetch_slots(unsigned long long* slots) {
-  if constexpr (F == Finish::flags_prefetch) {
+  if constexpr (F == Finish::flags_prefetch || F == Finish::flags_batched) {
     if (blockIdx.x == 0)
       for (unsigned b = threadIdx.x * 16; b < gridDim.x; b += Block * 16)  // 16 slots per 128-byte line
         asm volatile("prefetch.global.L2 [%0];" ::"l"(slots + b));
@@ -87,6 +87,34 @@ template <unsigned Block, Finish F>
 __device__ void finish(const cg::thread_block& block, float sum, float* partial, float* out) {
   if constexpr (F == Finish::none) {
     if (block.thread_rank() == 0) partial[blockIdx.x] = sum;
+    return;
+  } else if constexpr (F == Finish::flags_batched) {  // as step 07: each thread's slots read with all loads in flight
+    auto* slots = reinterpret_cast<unsigned long long*>(partial);
+    if (blockIdx.x != 0) {
+      if (block.thread_rank() == 0) Slot(slots[blockIdx.x]).store(kFull | __float_as_uint(sum), cuda::memory_order_relaxed);
+      return;
+    }
+    constexpr unsigned kBatch = 8;
+    float v = block.thread_rank() == 0 ? sum : 0.0f;
+    for (unsigned first = threadIdx.x; first < gridDim.x; first += kBatch * Block) {
+      unsigned long long w[kBatch];
+#pragma unroll
+      for (unsigned k = 0; k < kBatch; ++k) {
+        const unsigned b = first + k * Block;
+        w[k] = b != 0 && b < gridDim.x ? Slot(slots[b]).load(cuda::memory_order_relaxed) : kFull;
+      }
+#pragma unroll
+      for (unsigned k = 0; k < kBatch; ++k) {
+        const unsigned b = first + k * Block;
+        if (b == 0 || b >= gridDim.x) continue;
+        while (!(w[k] & kFull)) w[k] = Slot(slots[b]).load(cuda::memory_order_relaxed);
+        v += __uint_as_float(static_cast<unsigned>(w[k]));
+        Slot(slots[b]).store(0, cuda::memory_order_relaxed);
+      }
+    }
+    block.sync();
+    v = block_sum<Block>(block, v);
+    if (block.thread_rank() == 0) *out = v;
     return;
   } else if constexpr (F == Finish::flags || F == Finish::flags_prefetch) {
     auto* slots = reinterpret_cast<unsigned long long*>(partial);
@@ -133,7 +161,7 @@ __device__ void finish(const cg::thread_block& block, float sum, float* partial,
 }
 
 // n a multiple of 4 and in 16-byte aligned: the experiments measure the body only.
-template <unsigned Block, int U, Layout Lay, Load L, Finish F>
+template <unsigned Block, int U, Layout Lay, Load L, Finish F, bool OneAcc = false>
 __global__ void __launch_bounds__(Block) variant(const float* __restrict__ in, std::int64_t n, float* partial, float* out) {
   const auto grid = cg::this_grid();
   const auto block = cg::this_thread_block();
@@ -149,7 +177,7 @@ __global__ void __launch_bounds__(Block) variant(const float* __restrict__ in, s
 #pragma unroll
       for (int k = 0; k < U; ++k) x[k] = load4<L>(body + v + k * threads);
 #pragma unroll
-      for (int k = 0; k < U; ++k) acc[k] += (x[k].x + x[k].y) + (x[k].z + x[k].w);
+      for (int k = 0; k < U; ++k) acc[OneAcc ? 0 : k] += (x[k].x + x[k].y) + (x[k].z + x[k].w);
     }
     for (; v < vectors; v += threads) {
       const float4 x = load4<L>(body + v);
@@ -164,7 +192,7 @@ __global__ void __launch_bounds__(Block) variant(const float* __restrict__ in, s
 #pragma unroll
       for (int k = 0; k < U; ++k) x[k] = load4<L>(body + base + k * Block + threadIdx.x);
 #pragma unroll
-      for (int k = 0; k < U; ++k) acc[k] += (x[k].x + x[k].y) + (x[k].z + x[k].w);
+      for (int k = 0; k < U; ++k) acc[OneAcc ? 0 : k] += (x[k].x + x[k].y) + (x[k].z + x[k].w);
     }
     for (std::int64_t v = base + threadIdx.x; v < vectors && v < base + kTile; v += Block) {
       const float4 x = load4<L>(body + v);
@@ -250,9 +278,9 @@ struct Variant {
   int min_cc = 80;
 };
 
-template <unsigned Block, int U, Layout Lay, Load L, Finish F = Finish::grid_sync>
+template <unsigned Block, int U, Layout Lay, Load L, Finish F = Finish::grid_sync, bool OneAcc = false>
 Variant make(const char* name, int blocks_per_sm = 0, Grid grid = Grid::resident, bool cooperative = false) {
-  return {name, variant<Block, U, Lay, L, F>, Block, static_cast<int>(Block * U), cooperative || F == Finish::grid_sync,
+  return {name, variant<Block, U, Lay, L, F, OneAcc>, Block, static_cast<int>(Block * U), cooperative || F == Finish::grid_sync,
           blocks_per_sm, grid};
 }
 
@@ -318,6 +346,10 @@ int main(int argc, char** argv) {
                                                                                Grid::resident, true),
         make<512, 4, Layout::block_tile, Load::l2_256, Finish::flags_prefetch>("512x4, flag slots + prefetch, coop", 0,
                                                                                Grid::resident, true),
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::flags_batched>("256x4, batched polls, coop", 0,
+                                                                              Grid::resident, true),
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::flags_prefetch, true>("256x4, one accumulator, coop", 0,
+                                                                                     Grid::resident, true),
     };
   } else {
     std::fprintf(stderr, "perf_variants: unknown set '%s' (loop, finish, flags or step07)\n", set.c_str());
