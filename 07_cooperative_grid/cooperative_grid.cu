@@ -108,27 +108,19 @@ constexpr unsigned long long kFull = 1ull << 32;
 
 // Block 0 only: own (block 0's sum, in thread 0) plus this thread's share of the other blocks'
 // slots, b = threadIdx.x, threadIdx.x + Block, ..., in that order, so the bits never depend on which
-// block finished first. Each batch of slots is read with all loads in flight before the first wait:
-// one round trip to L2 per batch rather than one per slot.
+// block finished first. (Reading a thread's slots with all loads in flight at once instead measured
+// slower at 2^20 and 2^21 floats: PERF_NOTES.md.)
 template <unsigned Block>
 __device__ float collect_partials(unsigned long long* slots, float own) {
-  constexpr unsigned kBatch = 8;
   float v = threadIdx.x == 0 ? own : 0.0f;
-  for (unsigned first = threadIdx.x; first < gridDim.x; first += kBatch * Block) {
-    unsigned long long w[kBatch];
-#pragma unroll
-    for (unsigned k = 0; k < kBatch; ++k) {
-      const unsigned b = first + k * Block;
-      w[k] = b != 0 && b < gridDim.x ? Slot(slots[b]).load(cuda::memory_order_relaxed) : kFull;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += Block) {
+    if (b == 0) continue;  // block 0's own sum is `own`
+    unsigned long long w;
+    while (!((w = Slot(slots[b]).load(cuda::memory_order_relaxed)) & kFull)) {
+      // block b has not finished yet
     }
-#pragma unroll
-    for (unsigned k = 0; k < kBatch; ++k) {
-      const unsigned b = first + k * Block;
-      if (b == 0 || b >= gridDim.x) continue;
-      while (!(w[k] & kFull)) w[k] = Slot(slots[b]).load(cuda::memory_order_relaxed);  // block b not done yet
-      v += __uint_as_float(static_cast<unsigned>(w[k]));
-      Slot(slots[b]).store(0, cuda::memory_order_relaxed);  // empty again for the next launch
-    }
+    v += __uint_as_float(static_cast<unsigned>(w));
+    Slot(slots[b]).store(0, cuda::memory_order_relaxed);  // empty again for the next launch
   }
   return v;
 }
