@@ -7,7 +7,7 @@
 // has to wait, and only for the partial sums, so the blocks hand them over directly: block b writes
 // its sum together with a "full" flag in one 8-byte slot, block 0 waits until every slot is full,
 // adds them in slot order (the same bits every run: no floating-point atomics) and empties the slots
-// for the next launch. That costs about 0.3 us against grid.sync()'s 2 us (PERF_NOTES.md), which
+// for the next launch. That costs about 0.2 us against grid.sync()'s 2.4 us (PERF_NOTES.md), which
 // decides the mid sizes, where a whole reduction takes 6 to 30 us.
 // The grid must fit on the device at once: its size comes from the occupancy API times the SM count,
 // and the device must support cooperative launch (checked; a plain launch could deadlock).
