@@ -391,6 +391,18 @@ int main(int argc, char** argv) {
     return reduce::summarize(ms).median;
   };
 
+  // One cell of a row: time launch() at n, then check the sum it left in out (NaN before each row's
+  // first run, so a variant that writes no sum shows "!").
+  auto print_cell = [&](std::int64_t n, auto&& launch) {
+    CUDA_CHECK(cudaMemset(out.get(), 0xFF, sizeof(float)));
+    const double ms = time(launch);
+    float got;
+    CUDA_CHECK(cudaMemcpy(&got, out.get(), 4, cudaMemcpyDeviceToHost));
+    const double ref = reduce::reference_sum(host.data(), n).sum;
+    if (n == 0) std::printf("%7.2fus", ms * 1e3);
+    else std::printf("%8.0f%s", n * 4 / ms / 1e6, !(std::abs(got - ref) <= 1e-3 * ref) ? "!" : " ");
+  };
+
   std::printf("%-44s", "GB/s (median of 30, cold L2)  log2 n:");
   for (int k : logs) std::printf("%9d", k);
   std::printf("\n");
@@ -407,12 +419,11 @@ int main(int argc, char** argv) {
       const std::int64_t rounds = std::max<std::int64_t>(1, n / 4 / v.per_block_vectors);
       const int blocks = static_cast<int>(
           v.grid == Grid::one_tile_per_block ? rounds : std::min<std::int64_t>(per_sm * dev.sm_count, rounds));
-      CUDA_CHECK(cudaMemset(out.get(), 0xFF, sizeof(float)));  // NaN: a variant that writes no sum shows "!"
       const float* inp = in.get();
       float* part = partial.get();
       float* o = out.get();
       void* args[] = {&inp, &n, &part, &o};
-      const double ms = time([&] {
+      print_cell(n, [&] {
         if (v.cooperative)
           CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(v.kernel), blocks, v.block, args, 0,
                                                  stream.get()));
@@ -420,11 +431,6 @@ int main(int argc, char** argv) {
           CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(v.kernel), blocks, v.block, args, v.smem,
                                       stream.get()));
       });
-      float got;
-      CUDA_CHECK(cudaMemcpy(&got, out.get(), 4, cudaMemcpyDeviceToHost));
-      const double ref = reduce::reference_sum(host.data(), n).sum;
-      if (n == 0) std::printf("%7.2fus", ms * 1e3);
-      else std::printf("%8.0f%s", n * 4 / ms / 1e6, !(std::abs(got - ref) <= 1e-3 * ref) ? "!" : " ");
     }
     std::printf("\n");
   }
@@ -439,16 +445,10 @@ int main(int argc, char** argv) {
       std::printf("%-44s", (std::string(step.name) + " launcher, block " + std::to_string(block)).c_str());
       for (int k : logs) {
         const std::int64_t n = k < 0 ? 0 : std::int64_t{1} << k;
-        CUDA_CHECK(cudaMemset(out.get(), 0xFF, sizeof(float)));
-        const double ms = time([&] {
+        print_cell(n, [&] {
           CUDA_CHECK(step.launch(in.get(), n, out.get(), reduce::Scratch{scratch.get(), scratch.bytes()}, cfg,
                                  stream.get()));
         });
-        float got;
-        CUDA_CHECK(cudaMemcpy(&got, out.get(), 4, cudaMemcpyDeviceToHost));
-        const double ref = reduce::reference_sum(host.data(), n).sum;
-        if (n == 0) std::printf("%7.2fus", ms * 1e3);
-        else std::printf("%8.0f%s", n * 4 / ms / 1e6, !(std::abs(got - ref) <= 1e-3 * ref) ? "!" : " ");
       }
       std::printf("\n");
     }
