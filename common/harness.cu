@@ -138,9 +138,10 @@ int run_step(const Step& step, int argc, char** argv) {
   try {
     opt = parse_options(argc, argv);
     if (opt.help) {
-      std::cout << step.name << ": " << step.lesson << "\n" << usage(step.name);
+      std::cout << step.name << ": " << step.lesson << "\n" << usage(step.name, step.default_block);
       return 0;
     }
+    if (!opt.block_given) opt.block = step.default_block;
     const DeviceInfo device = open_device(opt.device);
     const Report r = measure(step, opt, device);
     switch (opt.format) {

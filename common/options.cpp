@@ -106,6 +106,7 @@ Options parse_options(const std::vector<std::string>& args) {
     } else if (name == "--block") {
       opt.block = int_in(32, 1024, "a power of two from 32 to 1024");
       if (!is_power_of_two(opt.block)) throw bad("a power of two from 32 to 1024");
+      opt.block_given = true;
     } else if (name == "--seed") {
       const auto s = parse_int<std::uint64_t>(v);
       if (!s) throw bad("a non-negative integer");
@@ -134,7 +135,7 @@ Options parse_options(int argc, const char* const* argv) {
   return parse_options(std::vector<std::string>(argv + 1, argv + argc));
 }
 
-std::string usage(const char* program) {
+std::string usage(const char* program, int default_block) {
   const Options d;
   std::ostringstream os;
   os << "usage: " << program << " [options]\n"
@@ -143,7 +144,7 @@ std::string usage(const char* program) {
      << "  --n COUNT        elements: 1000, 4K (=4096), 16M (=2^24), 1G (=2^30) or 2^k  [2^26]\n"
      << "  --iters N        timed runs; the report gives median, min and max            [" << d.iters << "]\n"
      << "  --warmup N       untimed runs before them                                    [" << d.warmup << "]\n"
-     << "  --block N        threads per block, a power of two from 32 to 1024           [" << d.block << "]\n"
+     << "  --block N        threads per block, a power of two from 32 to 1024           [" << default_block << "]\n"
      << "  --seed N         seed of the input generator                                 [" << d.seed << "]\n"
      << "  --pattern P      input values: constant (all 1.0), int (small integers, exact\n"
      << "                   check), uniform (in [0,1)), mixed (in [-1,1))                [" << to_string(d.pattern) << "]\n"

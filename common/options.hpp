@@ -13,11 +13,14 @@ namespace reduce {
 enum class Pattern { constant, integers, uniform, mixed };
 enum class Format { text, csv, json };
 
+constexpr int kDefaultBlock = 256;  // threads per block when neither --block nor the step says otherwise
+
 struct Options {
   std::int64_t n = std::int64_t{1} << 26;  // 256 MiB of floats: several times a data-center L2
   int iters = 50;                          // timed runs; the report gives their median, min and max
   int warmup = 5;                          // untimed runs first (module load, clocks, caches of the driver)
-  int block = 256;                         // threads per block for steps that take one
+  int block = kDefaultBlock;               // threads per block for steps that take one
+  bool block_given = false;                // --block was on the command line (else the step's default applies)
   std::uint64_t seed = 1;
   Pattern pattern = Pattern::uniform;
   Format format = Format::text;
@@ -46,6 +49,7 @@ const char* to_string(Pattern p);
 const char* to_string(Format f);
 std::optional<Pattern> parse_pattern(std::string_view text);
 
-std::string usage(const char* program);
+// The --help text; default_block is the step's own default for --block.
+std::string usage(const char* program, int default_block = kDefaultBlock);
 
 }  // namespace reduce

@@ -18,12 +18,13 @@
 #include <cstdint>
 
 #include "cuda_check.cuh"
+#include "options.hpp"
 
 namespace reduce {
 
 // What the harness tells a launcher about the launch it may make.
 struct LaunchConfig {
-  int block = 256;   // threads per block (--block): a power of two from 32 to 1024
+  int block = kDefaultBlock;  // threads per block (--block): a power of two from 32 to 1024
   int device = 0;    // the CUDA device ordinal the stream belongs to
   int sm_count = 0;  // that device's multiprocessor count, for steps that size their grid from it
 };
@@ -48,6 +49,8 @@ struct Step {
   // True when the launcher relies on the scratch being zero-filled when it starts, and so leaves it
   // zero-filled again when its kernels finish (the tests check that). Other steps may leave anything.
   bool needs_zeroed_scratch = false;
+  // Threads per block when --block is not given; a step sets its own where it measured better.
+  int default_block = kDefaultBlock;
 };
 
 // ceil(a / b) for a >= 0 and b > 0: shared so that no step defines its own copy.

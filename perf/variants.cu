@@ -5,7 +5,9 @@
 //   finish  how the blocks' partial sums meet (grid.sync, flag slots), one tile per block, TMA bulk copies
 //   flags   the flag-slot finish at two block sizes, with and without a cooperative launch, repeated
 //   step07  step 07's own launcher at every block size, timed here rather than by the harness
-//   perf_variants [loop|finish|flags|step07] [log2 n ...]   default: finish; sizes -1 (n = 0) 10 16 20 ... 30
+//   claim   tiles claimed at run time from a counter, block 0 collecting the tiles' sums in order
+//   ends    not GB/s: when each block of a grid ends, and how many tiles each SM streamed
+//   perf_variants [loop|finish|flags|step07|claim|ends] [log2 n ...]   default: finish; sizes -1 (n = 0) 10 16 20 ... 30
 // Needs sm_80 or newer; the TMA rows need sm_90 and are left out below it.
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
@@ -32,7 +34,7 @@ namespace step07 { extern const reduce::Step kStep; }
 enum class Layout { grid_stride, block_tile };
 enum class Load { plain, streaming, l2_256 };
 enum class Finish { grid_sync, last_block, none, flags, flags_prefetch, flags_batched };
-enum class Grid { resident, one_tile_per_block };
+enum class Grid { resident, one_tile_per_block, claimed };
 
 template <Load L>
 __device__ float4 load4(const float4* p) {
@@ -49,6 +51,28 @@ __device__ float4 load4(const float4* p) {
 }
 
 __device__ unsigned g_done = 0;  // blocks finished, for Finish::last_block (reset by the last block)
+
+// Set "ends": when g_record is set, the timing-only kernels (Finish::none, claimed without Collect)
+// write per block {start ns, end ns, SM, tiles} (the pointer is read at the start, off the critical path).
+__device__ unsigned long long* g_record = nullptr;
+
+__device__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ void record_block(unsigned long long* record, unsigned long long start, unsigned tiles) {
+  if (record == nullptr || threadIdx.x != 0) return;
+  unsigned sm;
+  asm("mov.u32 %0, %%smid;" : "=r"(sm));
+  unsigned long long* r = record + 4 * blockIdx.x;
+  r[0] = start;
+  r[1] = global_ns();
+  r[2] = sm;
+  r[3] = tiles;
+}
+
 
 template <unsigned Block>
 __device__ float block_sum(const cg::thread_block& block, float v) {
@@ -165,6 +189,8 @@ template <unsigned Block, int U, Layout Lay, Load L, Finish F, bool OneAcc = fal
 __global__ void __launch_bounds__(Block) variant(const float* __restrict__ in, std::int64_t n, float* partial, float* out) {
   const auto grid = cg::this_grid();
   const auto block = cg::this_thread_block();
+  const unsigned long long start = global_ns();
+  unsigned long long* const record = F == Finish::none ? g_record : nullptr;
   prefetch_slots<Block, F>(reinterpret_cast<unsigned long long*>(partial));
   const float4* body = reinterpret_cast<const float4*>(in);
   const std::int64_t vectors = n / 4;
@@ -202,7 +228,9 @@ __global__ void __launch_bounds__(Block) variant(const float* __restrict__ in, s
   float sum = 0.0f;
 #pragma unroll
   for (int k = 0; k < U; ++k) sum += acc[k];
-  finish<Block, F>(block, block_sum<Block>(block, sum), partial, out);
+  const float block_total = block_sum<Block>(block, sum);
+  record_block(record, start, 0);
+  finish<Block, F>(block, block_total, partial, out);
 }
 
 // TMA: thread 0 of each block streams its chunks of kStageBytes into a ring of Stages shared-memory
@@ -266,6 +294,86 @@ __global__ void __launch_bounds__(Block) bulk_variant(const float* __restrict__ 
 #endif
 }
 
+// Set "claim": tiles handed out at run time. Block 0 streams nothing: it collects. Every other block
+// claims tile numbers from a counter (thread 0 claims the next tile while the block's loads for the
+// current one are in flight), reduces each tile and stores its sum with a "full" flag in that tile's
+// 8-byte slot. Block 0 reads the slots in tile order, kBatch per thread in flight, so the result is
+// the same bits whichever block took which tile. Scratch: the counter in word 0, slots from byte 128.
+// The counter needs no reset: there are exactly tiles + (gridDim.x - 1) claims (each streaming block
+// stops at its first claim past the end), and atomicInc with that count minus one wraps it back to 0
+// on the last one. Collect = false: block 0 returns at once (timing only; no sum).
+template <unsigned Block, int U, bool Collect>
+__global__ void __launch_bounds__(Block) claimed(const float* __restrict__ in, std::int64_t n, float* scratch,
+                                                 float* out) {
+  constexpr std::int64_t kTile = std::int64_t{Block} * U;
+  constexpr unsigned kWarps = Block / 32;
+  constexpr int kBatch = 8;
+  const unsigned long long start = global_ns();
+  unsigned long long* const record = Collect ? nullptr : g_record;
+  auto* counter = reinterpret_cast<unsigned*>(scratch);
+  auto* slots = reinterpret_cast<unsigned long long*>(scratch) + 16;
+  const auto block = cg::this_thread_block();
+  const auto warp = cg::tiled_partition<32>(block);
+  const float4* body = reinterpret_cast<const float4*>(in);
+  const std::int64_t vectors = n / 4;
+  const unsigned tiles = static_cast<unsigned>(vectors / kTile);
+
+  if (blockIdx.x == 0) {
+    if constexpr (Collect) {
+      float v = 0.0f;
+      for (std::int64_t i = std::int64_t{tiles} * kTile + threadIdx.x; i < vectors; i += Block) {  // the cut-off rest
+        const float4 x = load4<Load::l2_256>(body + i);
+        v += (x.x + x.y) + (x.z + x.w);
+      }
+      for (unsigned first = threadIdx.x; first < tiles; first += kBatch * Block) {
+        unsigned long long w[kBatch];
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) {
+          const unsigned t = first + k * Block;
+          w[k] = t < tiles ? Slot(slots[t]).load(cuda::memory_order_relaxed) : kFull;
+        }
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) {
+          const unsigned t = first + k * Block;
+          if (t >= tiles) continue;
+          while (!(w[k] & kFull)) w[k] = Slot(slots[t]).load(cuda::memory_order_relaxed);
+          v += __uint_as_float(static_cast<unsigned>(w[k]));
+          Slot(slots[t]).store(0, cuda::memory_order_relaxed);
+        }
+      }
+      v = block_sum<Block>(block, v);
+      if (threadIdx.x == 0) *out = v;
+    }
+    return;
+  }
+
+  __shared__ unsigned claim[2];
+  __shared__ float warp_sums[2][kWarps];
+  const unsigned last_claim = tiles + gridDim.x - 2;  // claims are numbered 0 .. tiles + streaming blocks - 1
+  if (threadIdx.x == 0) claim[0] = atomicInc(counter, last_claim);
+  block.sync();
+  unsigned t = claim[0], done = 0;
+  for (int i = 0; t < tiles; ++i, ++done) {
+    const int p = i & 1;
+    float4 x[U];
+#pragma unroll
+    for (int k = 0; k < U; ++k) x[k] = load4<Load::l2_256>(body + t * kTile + k * Block + threadIdx.x);
+    if (threadIdx.x == 0) claim[p ^ 1] = atomicInc(counter, last_claim);  // the next tile, while these load
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < U; ++k) s += (x[k].x + x[k].y) + (x[k].z + x[k].w);
+    s = cg::reduce(warp, s, cg::plus<float>());
+    if (warp.thread_rank() == 0) warp_sums[p][warp.meta_group_rank()] = s;
+    block.sync();  // also publishes claim[p ^ 1]
+    if (warp.meta_group_rank() == 0) {
+      s = cg::reduce(warp, warp.thread_rank() < kWarps ? warp_sums[p][warp.thread_rank()] : 0.0f, cg::plus<float>());
+      if (warp.thread_rank() == 0) Slot(slots[t]).store(kFull | __float_as_uint(s), cuda::memory_order_relaxed);
+    }
+    t = claim[p ^ 1];
+  }
+  record_block(record, start, done);
+}
+
 struct Variant {
   std::string name;
   void (*kernel)(const float*, std::int64_t, float*, float*);
@@ -282,6 +390,11 @@ template <unsigned Block, int U, Layout Lay, Load L, Finish F = Finish::grid_syn
 Variant make(const char* name, int blocks_per_sm = 0, Grid grid = Grid::resident, bool cooperative = false) {
   return {name, variant<Block, U, Lay, L, F, OneAcc>, Block, static_cast<int>(Block * U), cooperative || F == Finish::grid_sync,
           blocks_per_sm, grid};
+}
+
+template <unsigned Block, int U, bool Collect>
+Variant make_claimed(const char* name) {
+  return {name, claimed<Block, U, Collect>, Block, static_cast<int>(Block * U), true, 0, Grid::claimed};
 }
 
 template <unsigned Block, int Stages, int StageBytes, Finish F>
@@ -351,8 +464,29 @@ int main(int argc, char** argv) {
         make<256, 4, Layout::block_tile, Load::l2_256, Finish::flags_prefetch, true>("256x4, one accumulator, coop", 0,
                                                                                      Grid::resident, true),
     };
+  } else if (set == "claim") {  // tiles claimed at run time, beside the static tiles and step 07 (rows below)
+    variants = {
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::flags_prefetch>("static 256x4, flag slots, coop", 0,
+                                                                               Grid::resident, true),
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::none>("static 256x4, no finish"),
+        make_claimed<256, 4, false>("claimed 256x4, no collection"),
+        make_claimed<256, 4, true>("claimed 256x4, block 0 collects"),
+        make_claimed<512, 4, true>("claimed 512x4, block 0 collects"),
+        make_claimed<256, 8, false>("claimed 256x8, no collection"),
+        make_claimed<256, 8, true>("claimed 256x8, block 0 collects"),
+        make<256, 8, Layout::block_tile, Load::l2_256, Finish::none>("256x8 one tile/block, no finish", 0,
+                                                                     Grid::one_tile_per_block),
+    };
+  } else if (set == "ends") {  // when each block ends, and how much each SM did (not GB/s)
+    variants = {
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::none>("static 256x4, no finish"),
+        make_claimed<256, 4, false>("claimed 256x4, no collection"),
+        make<256, 8, Layout::block_tile, Load::l2_256, Finish::none>("256x8 one tile/block, no finish", 0,
+                                                                     Grid::one_tile_per_block),
+    };
   } else {
-    std::fprintf(stderr, "perf_variants: unknown set '%s' (loop, finish, flags or step07)\n", set.c_str());
+    std::fprintf(stderr, "perf_variants: unknown set '%s' (loop, finish, flags, step07, claim or ends)\n",
+                 set.c_str());
     return 2;
   }
   const std::int64_t max_n = std::int64_t{1} << *std::max_element(logs.begin(), logs.end());
@@ -403,6 +537,47 @@ int main(int argc, char** argv) {
     else std::printf("%8.0f%s", n * 4 / ms / 1e6, !(std::abs(got - ref) <= 1e-3 * ref) ? "!" : " ");
   };
 
+  // Set "ends": three launches after a flush with g_record set; per run: the kernel's span (first
+  // block start to last block end), how long before that end the blocks finished (median and 90th
+  // percentile of the gaps) and the per-SM spread: latest block end per SM (earliest SM's gap to the
+  // end) and tiles per SM (min / max; static grids do equal work per SM by construction).
+  auto print_ends = [&](std::int64_t n, int blocks, auto&& launch) {
+    DeviceBuffer<unsigned long long> rec(4 * static_cast<std::size_t>(blocks));
+    unsigned long long* p = rec.get();
+    CUDA_CHECK(cudaMemcpyToSymbol(g_record, &p, sizeof(p)));
+    for (int run = 0; run < 3; ++run) {
+      CUDA_CHECK(cudaMemset(rec.get(), 0, rec.bytes()));  // a block that records nothing stays 0
+      flusher.flush(stream.get());
+      launch();
+      CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      std::vector<unsigned long long> r(rec.size());
+      CUDA_CHECK(cudaMemcpy(r.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost));
+      unsigned long long first = ~0ull, last = 0;
+      for (int b = 0; b < blocks; ++b)
+        if (r[4 * b + 1] != 0) first = std::min(first, r[4 * b]), last = std::max(last, r[4 * b + 1]);
+      std::vector<double> gaps;
+      std::vector<unsigned long long> sm_end(dev.sm_count, 0), sm_tiles(dev.sm_count, 0);
+      for (int b = 0; b < blocks; ++b) {
+        if (r[4 * b + 1] == 0) continue;  // a block that records nothing (block 0 of the claimed kernel)
+        gaps.push_back((last - r[4 * b + 1]) * 1e-3);
+        const auto sm = static_cast<std::size_t>(r[4 * b + 2]) % sm_end.size();
+        sm_end[sm] = std::max(sm_end[sm], r[4 * b + 1]);
+        sm_tiles[sm] += r[4 * b + 3];
+      }
+      std::sort(gaps.begin(), gaps.end());
+      const auto earliest_sm = *std::min_element(sm_end.begin(), sm_end.end());
+      const auto [tmin, tmax] = std::minmax_element(sm_tiles.begin(), sm_tiles.end());
+      std::printf("\n  n=2^%d run %d: span %.1f us; blocks end before the last by median %.2f us, p90 %.2f us; "
+                  "earliest SM done %.2f us before the end; ",
+                  static_cast<int>(std::log2(static_cast<double>(n))), run, (last - first) * 1e-3,
+                  gaps[gaps.size() / 2], gaps[gaps.size() * 9 / 10], (last - earliest_sm) * 1e-3);
+      if (*tmax == 0) std::printf("equal work per SM (static)");
+      else std::printf("tiles per SM %llu..%llu", *tmin, *tmax);
+    }
+    unsigned long long* none = nullptr;
+    CUDA_CHECK(cudaMemcpyToSymbol(g_record, &none, sizeof(none)));
+  };
+
   std::printf("%-44s", "GB/s (median of 30, cold L2)  log2 n:");
   for (int k : logs) std::printf("%9d", k);
   std::printf("\n");
@@ -417,26 +592,32 @@ int main(int argc, char** argv) {
       int per_sm = v.blocks_per_sm;
       if (!per_sm) CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v.kernel, v.block, v.smem));
       const std::int64_t rounds = std::max<std::int64_t>(1, n / 4 / v.per_block_vectors);
-      const int blocks = static_cast<int>(
-          v.grid == Grid::one_tile_per_block ? rounds : std::min<std::int64_t>(per_sm * dev.sm_count, rounds));
+      const std::int64_t resident = std::int64_t{per_sm} * dev.sm_count;
+      const int blocks = static_cast<int>(v.grid == Grid::one_tile_per_block ? rounds
+                                          : v.grid == Grid::claimed
+                                              ? std::min(resident, n / 4 / v.per_block_vectors + 1)
+                                              : std::min(resident, rounds));
       const float* inp = in.get();
       float* part = partial.get();
       float* o = out.get();
       void* args[] = {&inp, &n, &part, &o};
-      print_cell(n, [&] {
+      auto launch = [&] {
         if (v.cooperative)
           CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(v.kernel), blocks, v.block, args, 0,
                                                  stream.get()));
         else
           CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(v.kernel), blocks, v.block, args, v.smem,
                                       stream.get()));
-      });
+      };
+      CUDA_CHECK(cudaMemset(partial.get(), 0, partial.bytes()));  // counters and slots start empty
+      if (set == "ends") print_ends(n, blocks, launch);
+      else print_cell(n, launch);
     }
     std::printf("\n");
   }
-  if (set == "step07") {
+  if (set == "step07" || set == "claim") {
     const reduce::Step& step = step07::kStep;
-    for (int block : {128, 256, 512, 1024}) {
+    for (int block : set == "claim" ? std::vector<int>{256, 512} : std::vector<int>{128, 256, 512, 1024}) {
       const reduce::LaunchConfig cfg{block, dev.ordinal, dev.sm_count};
       std::size_t bytes = 0;
       for (int k : logs) bytes = std::max(bytes, step.scratch_bytes(k < 0 ? 0 : std::int64_t{1} << k, cfg));
@@ -453,6 +634,7 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
   }
+  if (set == "ends") return 0;
   std::printf("%-44s", "cub::DeviceReduce::Sum");
   for (int k : logs) {
     const std::int64_t n = k < 0 ? 0 : std::int64_t{1} << k;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything the committed results come from, in one go on a GPU machine: the GPU check (build, every
-# test, compute-sanitizer, the table), the sweep, the profiler counters and perf/variants.cu's three
-# sets of rows. Writes into OUT exactly the files results/<gpu>/ holds; copy them there, then run
+# test, compute-sanitizer, the table), the sweep, the profiler counters and perf/variants.cu's sets
+# of rows. Writes into OUT exactly the files results/<gpu>/ holds; copy them there, then run
 # scripts/plot_sweep.py and scripts/update_readme.
 #
 #   scripts/measure_gpu.sh OUT [build-dir]        default build dir: build/gpu
@@ -30,8 +30,9 @@ cp "$work/sweep/sweep.csv" "$work/sweep/sweep_meta.json" "$out/" 2>/dev/null
 if cmake -S "$root" -B "$build" -DREDUCE_BUILD_PERF=ON >>"$work/logs/configure.log" 2>&1 &&
    cmake --build "$build" --target perf_variants --parallel "${JOBS:-$(nproc)}" >>"$work/logs/build.log" 2>&1; then
   : >"$out/variants.txt"
-  for set in loop finish flags; do
-    "$build/bin/perf/perf_variants" "$set" >>"$out/variants.txt" 2>&1 || status=1
+  for set in loop finish flags claim "ends 24 28 30"; do
+    # shellcheck disable=SC2086  # "ends 24 28 30" is a set and its sizes
+    "$build/bin/perf/perf_variants" $set >>"$out/variants.txt" 2>&1 || status=1
     echo >>"$out/variants.txt"
   done
 else

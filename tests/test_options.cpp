@@ -49,6 +49,7 @@ TEST(ParseOptions, DefaultsAreTheStandardExperiment) {
   const Options o = parse({});
   EXPECT_EQ(o.n, std::int64_t{1} << 26);  // 256 MiB: several times a data-center L2
   EXPECT_EQ(o.block, 256);
+  EXPECT_FALSE(o.block_given);  // so a step may apply its own default
   EXPECT_EQ(o.pattern, reduce::Pattern::uniform);
   EXPECT_EQ(o.format, reduce::Format::text);
   EXPECT_GE(o.iters, 20);
@@ -62,6 +63,7 @@ TEST(ParseOptions, AcceptsEverySettingInBothSpellings) {
   EXPECT_EQ(o.iters, 7);
   EXPECT_EQ(o.warmup, 0);
   EXPECT_EQ(o.block, 1024);
+  EXPECT_TRUE(o.block_given);
   EXPECT_EQ(o.seed, 42u);
   EXPECT_EQ(o.pattern, reduce::Pattern::mixed);
   EXPECT_EQ(o.format, reduce::Format::json);
@@ -109,4 +111,10 @@ TEST(Usage, ListsEveryOption) {
   for (const char* opt : {"--n", "--iters", "--warmup", "--block", "--seed", "--pattern", "--format", "--device",
                           "--cpu-runs", "--help", "Exit codes"})
     EXPECT_NE(u.find(opt), std::string::npos) << opt;
+}
+
+TEST(Usage, ShowsTheStepsOwnDefaultBlock) {
+  const std::string u = reduce::usage("07_cooperative_grid", 512);
+  const auto line = u.substr(u.find("--block"), u.find('\n', u.find("--block")) - u.find("--block"));
+  EXPECT_NE(line.find("[512]"), std::string::npos) << line;
 }

@@ -57,11 +57,14 @@ const std::optional<std::string>& no_gpu_reason() {
 #define SKIP_WITHOUT_GPU() \
   if (const auto& why = no_gpu_reason()) GTEST_SKIP() << *why
 
-reduce::LaunchConfig config(int block = 256) {
+reduce::LaunchConfig config(int block) {
   int sms = 0;
   EXPECT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   return reduce::LaunchConfig{block, 0, sms};
 }
+
+// The launch the executable makes when --block is not given.
+reduce::LaunchConfig config(const Step& step) { return config(step.default_block); }
 
 // Host and device copies of one input, plus its reference.
 struct Input {
@@ -120,7 +123,7 @@ TEST_P(StepBySize, MatchesReferenceForEveryPattern) {
   for (Pattern p : kPatterns) {
     Input input(n, p);
     input.upload();
-    expect_correct(*step, input, config());
+    expect_correct(*step, input, config(*step));
   }
 }
 
@@ -152,6 +155,12 @@ INSTANTIATE_TEST_SUITE_P(Steps, StepByBlock,
 // ---------------------------------------------------------------------------------------------
 class EachStep : public ::testing::TestWithParam<const Step*> {};
 
+// A step's own default for --block must be one that --block accepts (and that the tests exercise).
+TEST_P(EachStep, DefaultBlockIsOneTheOptionsAccept) {
+  const int b = GetParam()->default_block;
+  EXPECT_TRUE(b >= 32 && b <= 1024 && (b & (b - 1)) == 0) << GetParam()->name << ": default_block " << b;
+}
+
 // Inputs that do not start on a 16-byte boundary (a sub-array of a larger buffer, say).
 TEST_P(EachStep, HandlesMisalignedInput) {
   SKIP_WITHOUT_GPU();
@@ -159,7 +168,7 @@ TEST_P(EachStep, HandlesMisalignedInput) {
     for (std::int64_t n : {1, 3, 5, 1000, 1000003}) {
       Input input(n, Pattern::integers, /*device_padding=*/offset);
       input.upload(offset);
-      expect_correct(*GetParam(), input, config(), offset);
+      expect_correct(*GetParam(), input, config(*GetParam()), offset);
     }
   }
 }
@@ -173,9 +182,9 @@ TEST_P(EachStep, DeterministicStepsRepeatBitForBit) {
   Input input((1 << 23) + 5, Pattern::mixed);
   input.upload();
   reduce::Stream stream;
-  const float first = reduce::reduce_once(step, input.device.get(), input.n, config(), stream.get());
+  const float first = reduce::reduce_once(step, input.device.get(), input.n, config(step), stream.get());
   for (int run = 1; run < 30; ++run) {
-    const float again = reduce::reduce_once(step, input.device.get(), input.n, config(), stream.get());
+    const float again = reduce::reduce_once(step, input.device.get(), input.n, config(step), stream.get());
     ASSERT_EQ(std::memcmp(&first, &again, sizeof(float)), 0) << step.name << " run " << run << ": " << again
                                                              << " differs from " << first;
   }
@@ -200,7 +209,7 @@ TEST_P(EachStep, ScratchSizeIsEnoughAtEverySize) {
 TEST_P(EachStep, ReusesItsScratchAcrossRuns) {
   SKIP_WITHOUT_GPU();
   const Step& step = *GetParam();
-  const reduce::LaunchConfig cfg = config();
+  const reduce::LaunchConfig cfg = config(step);
   const std::tuple<std::int64_t, Pattern> runs[] = {{(1 << 22) + 3, Pattern::mixed},   {(1 << 22) + 3, Pattern::integers},
                                                     {1000, Pattern::uniform},           {300007, Pattern::mixed},
                                                     {(1 << 22) + 3, Pattern::uniform}, {0, Pattern::integers}};
@@ -240,7 +249,7 @@ TEST(HugeInput, EveryStepSumsMoreThan2To31Elements) {
   for (const Step* step : all_steps()) {
     SCOPED_TRACE(step->name);
     reduce::Stream stream;
-    const float got = reduce::reduce_once(*step, input.device.get(), n, config(), stream.get());
+    const float got = reduce::reduce_once(*step, input.device.get(), n, config(*step), stream.get());
     EXPECT_EQ(static_cast<double>(got), input.ref.sum) << step->name;
   }
   EXPECT_TRUE(input.unchanged_on_device());
