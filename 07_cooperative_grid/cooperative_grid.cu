@@ -76,9 +76,15 @@ __device__ float thread_sum(const float* __restrict__ in, std::int64_t n) {
 #pragma unroll
     for (int k = 0; k < kLoadsInFlight; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);  // ...then the adds
   }
-  for (std::int64_t v = base + threadIdx.x; v < vectors; v += Block) {  // the last tile, cut short by the end
-    const float4 x = load_streaming(body + v);
-    sum += (x.x + x.y) + (x.z + x.w);
+  if (base < vectors) {  // the last tile, cut short by the end: the same loads, all in flight, none past the end
+    float4 x[kLoadsInFlight];
+#pragma unroll
+    for (int k = 0; k < kLoadsInFlight; ++k) {
+      const std::int64_t v = base + k * Block + threadIdx.x;
+      x[k] = v < vectors ? load_streaming(body + v) : float4{0.0f, 0.0f, 0.0f, 0.0f};
+    }
+#pragma unroll
+    for (int k = 0; k < kLoadsInFlight; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);
   }
   return sum;
 }
