@@ -52,8 +52,9 @@ __device__ float4 load4(const float4* p) {
 
 __device__ unsigned g_done = 0;  // blocks finished, for Finish::last_block (reset by the last block)
 
-// Set "ends": when g_record is set, the timing-only kernels (Finish::none, claimed without Collect)
-// write per block {start ns, end ns, SM, tiles} (the pointer is read at the start, off the critical path).
+// Set "ends": kernels instantiated with Rec = true write, per block, {start ns, end ns, SM, tiles read}
+// to g_record (read at the kernel's start, off the critical path). Only that set uses them, so the
+// timed rows of the other sets carry none of this.
 __device__ unsigned long long* g_record = nullptr;
 
 __device__ unsigned long long global_ns() {
@@ -185,12 +186,13 @@ __device__ void finish(const cg::thread_block& block, float sum, float* partial,
 }
 
 // n a multiple of 4 and in 16-byte aligned: the experiments measure the body only.
-template <unsigned Block, int U, Layout Lay, Load L, Finish F, bool OneAcc = false>
+template <unsigned Block, int U, Layout Lay, Load L, Finish F, bool OneAcc = false, bool Rec = false>
 __global__ void __launch_bounds__(Block) variant(const float* __restrict__ in, std::int64_t n, float* partial, float* out) {
   const auto grid = cg::this_grid();
   const auto block = cg::this_thread_block();
-  const unsigned long long start = global_ns();
-  unsigned long long* const record = F == Finish::none ? g_record : nullptr;
+  const unsigned long long start = Rec ? global_ns() : 0;
+  unsigned long long* const record = Rec ? g_record : nullptr;
+  unsigned tiles = 0;  // rounds of the block-tile loop, for the record
   prefetch_slots<Block, F>(reinterpret_cast<unsigned long long*>(partial));
   const float4* body = reinterpret_cast<const float4*>(in);
   const std::int64_t vectors = n / 4;
@@ -213,7 +215,7 @@ __global__ void __launch_bounds__(Block) variant(const float* __restrict__ in, s
     constexpr std::int64_t kTile = std::int64_t{Block} * U;  // vectors per block per round
     const std::int64_t step = kTile * gridDim.x;
     std::int64_t base = blockIdx.x * kTile;
-    for (; base + kTile <= vectors; base += step) {
+    for (; base + kTile <= vectors; base += step, ++tiles) {
       float4 x[U];
 #pragma unroll
       for (int k = 0; k < U; ++k) x[k] = load4<L>(body + base + k * Block + threadIdx.x);
@@ -229,7 +231,7 @@ __global__ void __launch_bounds__(Block) variant(const float* __restrict__ in, s
 #pragma unroll
   for (int k = 0; k < U; ++k) sum += acc[k];
   const float block_total = block_sum<Block>(block, sum);
-  record_block(record, start, 0);
+  record_block(record, start, tiles);
   finish<Block, F>(block, block_total, partial, out);
 }
 
@@ -302,14 +304,14 @@ __global__ void __launch_bounds__(Block) bulk_variant(const float* __restrict__ 
 // The counter needs no reset: there are exactly tiles + (gridDim.x - 1) claims (each streaming block
 // stops at its first claim past the end), and atomicInc with that count minus one wraps it back to 0
 // on the last one. Collect = false: block 0 returns at once (timing only; no sum).
-template <unsigned Block, int U, bool Collect>
+template <unsigned Block, int U, bool Collect, bool Rec = false>
 __global__ void __launch_bounds__(Block) claimed(const float* __restrict__ in, std::int64_t n, float* scratch,
                                                  float* out) {
   constexpr std::int64_t kTile = std::int64_t{Block} * U;
   constexpr unsigned kWarps = Block / 32;
   constexpr int kBatch = 8;
-  const unsigned long long start = global_ns();
-  unsigned long long* const record = Collect ? nullptr : g_record;
+  const unsigned long long start = Rec ? global_ns() : 0;
+  unsigned long long* const record = Rec ? g_record : nullptr;
   auto* counter = reinterpret_cast<unsigned*>(scratch);
   auto* slots = reinterpret_cast<unsigned long long*>(scratch) + 16;
   const auto block = cg::this_thread_block();
@@ -386,15 +388,16 @@ struct Variant {
   int min_cc = 80;
 };
 
-template <unsigned Block, int U, Layout Lay, Load L, Finish F = Finish::grid_sync, bool OneAcc = false>
+template <unsigned Block, int U, Layout Lay, Load L, Finish F = Finish::grid_sync, bool OneAcc = false,
+          bool Rec = false>
 Variant make(const char* name, int blocks_per_sm = 0, Grid grid = Grid::resident, bool cooperative = false) {
-  return {name, variant<Block, U, Lay, L, F, OneAcc>, Block, static_cast<int>(Block * U), cooperative || F == Finish::grid_sync,
+  return {name, variant<Block, U, Lay, L, F, OneAcc, Rec>, Block, static_cast<int>(Block * U), cooperative || F == Finish::grid_sync,
           blocks_per_sm, grid};
 }
 
-template <unsigned Block, int U, bool Collect>
+template <unsigned Block, int U, bool Collect, bool Rec = false>
 Variant make_claimed(const char* name) {
-  return {name, claimed<Block, U, Collect>, Block, static_cast<int>(Block * U), true, 0, Grid::claimed};
+  return {name, claimed<Block, U, Collect, Rec>, Block, static_cast<int>(Block * U), true, 0, Grid::claimed};
 }
 
 template <unsigned Block, int Stages, int StageBytes, Finish F>
@@ -479,10 +482,10 @@ int main(int argc, char** argv) {
     };
   } else if (set == "ends") {  // when each block ends, and how much each SM did (not GB/s)
     variants = {
-        make<256, 4, Layout::block_tile, Load::l2_256, Finish::none>("static 256x4, no finish"),
-        make_claimed<256, 4, false>("claimed 256x4, no collection"),
-        make<256, 8, Layout::block_tile, Load::l2_256, Finish::none>("256x8 one tile/block, no finish", 0,
-                                                                     Grid::one_tile_per_block),
+        make<256, 4, Layout::block_tile, Load::l2_256, Finish::none, false, true>("static 256x4, no finish"),
+        make_claimed<256, 4, false, true>("claimed 256x4, no collection"),
+        make<256, 8, Layout::block_tile, Load::l2_256, Finish::none, false, true>("256x8 one tile/block, no finish", 0,
+                                                                                  Grid::one_tile_per_block),
     };
   } else {
     std::fprintf(stderr, "perf_variants: unknown set '%s' (loop, finish, flags, step07, claim or ends)\n",
@@ -490,7 +493,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::int64_t max_n = std::int64_t{1} << *std::max_element(logs.begin(), logs.end());
-  std::printf("set %s; GB/s; the n=0 column (log2 n = -1) is microseconds per launch; ! marks a wrong sum\n", set.c_str());
+  if (set != "ends")
+    std::printf("set %s; GB/s; the n=0 column (log2 n = -1) is microseconds per launch; ! marks a wrong sum\n",
+                set.c_str());
   std::vector<float> host(max_n);
   reduce::fill_input(host.data(), max_n, reduce::Pattern::uniform, 1);
   // Partial sums: one float per block, or one 8-byte slot for the flag finish; a one-tile-per-block
@@ -540,7 +545,7 @@ int main(int argc, char** argv) {
   // Set "ends": three launches after a flush with g_record set; per run: the kernel's span (first
   // block start to last block end), how long before that end the blocks finished (median and 90th
   // percentile of the gaps) and the per-SM spread: latest block end per SM (earliest SM's gap to the
-  // end) and tiles per SM (min / max; static grids do equal work per SM by construction).
+  // end) and tiles read per SM (min / max: equal shares, or what the SMs took for themselves).
   auto print_ends = [&](std::int64_t n, int blocks, auto&& launch) {
     DeviceBuffer<unsigned long long> rec(4 * static_cast<std::size_t>(blocks));
     unsigned long long* p = rec.get();
@@ -571,16 +576,20 @@ int main(int argc, char** argv) {
                   "earliest SM done %.2f us before the end; ",
                   static_cast<int>(std::log2(static_cast<double>(n))), run, (last - first) * 1e-3,
                   gaps[gaps.size() / 2], gaps[gaps.size() * 9 / 10], (last - earliest_sm) * 1e-3);
-      if (*tmax == 0) std::printf("equal work per SM (static)");
-      else std::printf("tiles per SM %llu..%llu", *tmin, *tmax);
+      std::printf("tiles per SM %llu..%llu", *tmin, *tmax);
     }
     unsigned long long* none = nullptr;
     CUDA_CHECK(cudaMemcpyToSymbol(g_record, &none, sizeof(none)));
   };
 
-  std::printf("%-44s", "GB/s (median of 30, cold L2)  log2 n:");
-  for (int k : logs) std::printf("%9d", k);
-  std::printf("\n");
+  if (set == "ends") {
+    std::printf("set ends; per block: start and end (globaltimer), SM, tiles read; three runs per size, each after "
+                "an L2 flush\n");
+  } else {
+    std::printf("%-44s", "GB/s (median of 30, cold L2)  log2 n:");
+    for (int k : logs) std::printf("%9d", k);
+    std::printf("\n");
+  }
   for (const Variant& v : variants) {
     if (dev.cc_major * 10 + dev.cc_minor < v.min_cc) continue;
     if (v.smem > 48 * 1024)
