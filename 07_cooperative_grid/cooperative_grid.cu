@@ -17,8 +17,8 @@
 // (a float4) at a time, issues kLoadsInFlight of those loads before adding any, so enough bytes are
 // in flight to cover the latency of DRAM, and each block reads contiguous tiles. A small input takes
 // a single block and a plain launch. This step runs 512 threads per block unless --block says
-// otherwise: on the H100 that measured 5-10% faster than 256 at 2^22-2^23 floats and not slower
-// from 2^21 up (PERF_NOTES.md).
+// otherwise: on the H100 that measured faster than 256 at every size from 2^21 floats up, in five
+// runs (by 1-10% at 2^22, 5-7% at 2^23; PERF_NOTES.md).
 // Usage: ./07_cooperative_grid [--n 2^26] [--block 512] [--pattern int] [--help]
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
