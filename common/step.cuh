@@ -25,8 +25,8 @@ namespace reduce {
 // What the harness tells a launcher about the launch it may make.
 struct LaunchConfig {
   int block = kDefaultBlock;  // threads per block (--block): a power of two from 32 to 1024
-  int device = 0;    // the CUDA device ordinal the stream belongs to
-  int sm_count = 0;  // that device's multiprocessor count, for steps that size their grid from it
+  int device = 0;             // the CUDA device ordinal the stream belongs to
+  int sm_count = 0;           // that device's multiprocessor count, for steps that size their grid from it
 };
 
 // Device scratch space handed to a launcher: at least the bytes its scratch_bytes() asked for.
