@@ -74,7 +74,6 @@ __device__ void record_block(unsigned long long* record, unsigned long long star
   r[3] = tiles;
 }
 
-
 template <unsigned Block>
 __device__ float block_sum(const cg::thread_block& block, float v) {
   constexpr unsigned kWarps = Block / 32;
@@ -568,6 +567,10 @@ int main(int argc, char** argv) {
         const auto sm = static_cast<std::size_t>(r[4 * b + 2]) % sm_end.size();
         sm_end[sm] = std::max(sm_end[sm], r[4 * b + 1]);
         sm_tiles[sm] += r[4 * b + 3];
+      }
+      if (gaps.empty()) {
+        std::printf("\n  n=%lld run %d: no block recorded", static_cast<long long>(n), run);
+        continue;
       }
       std::sort(gaps.begin(), gaps.end());
       const auto earliest_sm = *std::min_element(sm_end.begin(), sm_end.end());
