@@ -12,8 +12,8 @@
 // compute-sanitizer's racecheck reports it. Here every round is: write my partial, __syncwarp(),
 // read my neighbour's, __syncwarp(). __syncwarp() is a barrier and memory fence for the warp, so each
 // read sees the write it needs and no write overtakes a read still pending.
-// What changed from step 03: the template block size (and the switch that picks it), the loop that
-// stops at 64, and warp_reduce().
+// What changed from step 03: the template block size (reduce::with_block_size turns --block into
+// it), the loop that stops at 64, and warp_reduce().
 // Usage: ./04_unroll_warp [--n 2^26] [--block 256] [--pattern int] [--help]
 #include "step.cuh"
 
@@ -76,7 +76,8 @@ std::size_t scratch_bytes(std::int64_t n, const reduce::LaunchConfig& cfg) {
 // Pass after pass, each block reduces 2 * Block values to one, until a single block writes `out`.
 // n = 0 launches one block that writes 0.
 template <unsigned Block>
-cudaError_t launch_passes(const float* in, std::int64_t n, float* out, float* ping, float* pong, cudaStream_t stream) {
+cudaError_t launch_passes(const float* in, std::int64_t n, float* out, float* ping, float* pong,
+                         const reduce::LaunchConfig& cfg, cudaStream_t stream) {
   const float* src = in;
   std::int64_t count = n;
   for (int pass = 0;; ++pass) {
@@ -84,6 +85,7 @@ cudaError_t launch_passes(const float* in, std::int64_t n, float* out, float* pi
     float* const dst = blocks == 1 ? out : (pass % 2 == 0 ? ping : pong);
     reduce_unroll_warp<Block><<<static_cast<unsigned>(blocks), Block, 0, stream>>>(src, count, dst);
     CUDA_TRY(cudaGetLastError());
+    reduce::record_launch(cfg, blocks, Block);
     if (blocks == 1) return cudaSuccess;
     src = dst;
     count = blocks;
@@ -94,15 +96,9 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
                    const reduce::LaunchConfig& cfg, cudaStream_t stream) {
   float* const ping = static_cast<float*>(scratch.data);
   float* const pong = ping + blocks_for(n, cfg.block);
-  switch (cfg.block) {  // every block size the harness accepts, 1024 included
-    case 32: return launch_passes<32>(in, n, out, ping, pong, stream);
-    case 64: return launch_passes<64>(in, n, out, ping, pong, stream);
-    case 128: return launch_passes<128>(in, n, out, ping, pong, stream);
-    case 256: return launch_passes<256>(in, n, out, ping, pong, stream);
-    case 512: return launch_passes<512>(in, n, out, ping, pong, stream);
-    case 1024: return launch_passes<1024>(in, n, out, ping, pong, stream);
-    default: return cudaErrorInvalidValue;
-  }
+  return reduce::with_block_size(cfg.block, [&](auto block) {
+    return launch_passes<block>(in, n, out, ping, pong, cfg, stream);
+  });
 }
 
 extern const reduce::Step kStep = {

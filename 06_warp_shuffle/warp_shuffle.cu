@@ -57,8 +57,8 @@ __global__ void reduce_warp_shuffle(const float* in, std::int64_t n, float* part
 // input has Block-sized pieces (a small n gets a small grid, at least one block).
 template <unsigned Block>
 cudaError_t grid_size(std::int64_t n, int sm_count, int* blocks) {
-  // Resident blocks per SM never change for this kernel on this process's device: ask once. (Asking
-  // on every launch costs microseconds of host time, enough to leave the GPU waiting between runs.)
+  // Resident blocks per SM do not change for this kernel on this process's device, so it is asked
+  // once; asking on every launch measured no slower (PERF_NOTES.md), this is only tidier.
   static int per_sm = 0;
   if (per_sm == 0) CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_warp_shuffle<Block>, Block, 0));
   *blocks = static_cast<int>(std::clamp<std::int64_t>(reduce::ceil_div(n, Block), 1, std::int64_t{per_sm} * sm_count));
@@ -73,28 +73,25 @@ std::size_t scratch_bytes(std::int64_t, const reduce::LaunchConfig& cfg) {
 // Pass 1: the device-filling grid reduces in[0..n) to one value per block.
 // Pass 2: one block reduces those to `out` (skipped when pass 1 had a single block).
 template <unsigned Block>
-cudaError_t launch_passes(const float* in, std::int64_t n, float* out, float* partial, int sm_count, cudaStream_t stream) {
+cudaError_t launch_passes(const float* in, std::int64_t n, float* out, float* partial, const reduce::LaunchConfig& cfg,
+                         cudaStream_t stream) {
   int blocks = 0;
-  CUDA_TRY(grid_size<Block>(n, sm_count, &blocks));
+  CUDA_TRY(grid_size<Block>(n, cfg.sm_count, &blocks));
   reduce_warp_shuffle<Block><<<blocks, Block, 0, stream>>>(in, n, blocks == 1 ? out : partial);
   CUDA_TRY(cudaGetLastError());
+  reduce::record_launch(cfg, blocks, Block);
   if (blocks == 1) return cudaSuccess;
   reduce_warp_shuffle<Block><<<1, Block, 0, stream>>>(partial, blocks, out);
+  reduce::record_launch(cfg, 1, Block);
   return cudaGetLastError();
 }
 
 cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
                    const reduce::LaunchConfig& cfg, cudaStream_t stream) {
   float* const partial = static_cast<float*>(scratch.data);
-  switch (cfg.block) {  // every block size the harness accepts, 1024 included
-    case 32: return launch_passes<32>(in, n, out, partial, cfg.sm_count, stream);
-    case 64: return launch_passes<64>(in, n, out, partial, cfg.sm_count, stream);
-    case 128: return launch_passes<128>(in, n, out, partial, cfg.sm_count, stream);
-    case 256: return launch_passes<256>(in, n, out, partial, cfg.sm_count, stream);
-    case 512: return launch_passes<512>(in, n, out, partial, cfg.sm_count, stream);
-    case 1024: return launch_passes<1024>(in, n, out, partial, cfg.sm_count, stream);
-    default: return cudaErrorInvalidValue;
-  }
+  return reduce::with_block_size(cfg.block, [&](auto block) {
+    return launch_passes<block>(in, n, out, partial, cfg, stream);
+  });
 }
 
 extern const reduce::Step kStep = {

@@ -50,6 +50,8 @@ Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
   const Reference ref = reference_sum(host.get(), n);
   float cpu_result = 0.0f;
   const double cpu_ms = time_cpu_sum(host.get(), n, opt.cpu_runs, &cpu_result);
+  int cpu_threads = 0;
+  const double cpu_parallel_ms = time_cpu_sum_parallel(host.get(), n, opt.cpu_runs, &cpu_result, &cpu_threads);
 
   // Device side: everything allocated before the first timed run.
   Stream stream;
@@ -63,8 +65,12 @@ Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
   CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), stream.get()));       // the contract in step.cuh
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
 
+  LaunchShape shape;  // the first run reports its launches here
+  LaunchConfig first_cfg = cfg;
+  first_cfg.shape = &shape;
   auto launch = [&](int r) {
-    CUDA_CHECK(step.launch(in.get(), n, results.get() + r, Scratch{scratch.get(), scratch.bytes()}, cfg, stream.get()));
+    CUDA_CHECK(step.launch(in.get(), n, results.get() + r, Scratch{scratch.get(), scratch.bytes()},
+                           r == 0 ? first_cfg : cfg, stream.get()));
     CUDA_CHECK(cudaGetLastError());
   };
   for (int r = 0; r < opt.warmup; ++r) launch(r);
@@ -92,11 +98,15 @@ Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
   r.n = n;
   r.pattern = opt.pattern;
   r.seed = opt.seed;
-  r.block = step.uses_block ? opt.block : 0;
+  r.block = shape.launches > 0 ? shape.block : (step.uses_block ? opt.block : 0);
+  r.grid = shape.grid;
+  r.launches = shape.launches;
   r.iters = opt.iters;
   r.warmup = opt.warmup;
   r.ms = summarize(ms);
   r.cpu_ms = cpu_ms;
+  r.cpu_parallel_ms = cpu_parallel_ms;
+  r.cpu_threads = cpu_threads;
   r.reference = ref.sum;
   r.deterministic = step.deterministic;
   r.runs_total = runs;

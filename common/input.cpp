@@ -6,6 +6,12 @@
 #include <thread>
 #include <vector>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "report.hpp"  // summarize()
+
 namespace reduce {
 namespace {
 
@@ -84,9 +90,26 @@ double time_cpu_sum(const float* x, std::int64_t n, int runs, float* result) {
     *static_cast<volatile float*>(result) = s;  // keeps the loop alive
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
-  if (ms.empty()) return 0.0;
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return summarize(ms).median;
+}
+
+double time_cpu_sum_parallel(const float* x, std::int64_t n, int runs, float* result, int* threads) {
+#ifdef _OPENMP
+  *threads = omp_get_max_threads();
+#else
+  *threads = 1;
+#endif
+  std::vector<double> ms;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    float s = 0.0f;
+#pragma omp parallel for simd reduction(+ : s) schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) s += x[i];
+    const auto t1 = std::chrono::steady_clock::now();
+    *static_cast<volatile float*>(result) = s;
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return summarize(ms).median;
 }
 
 double tolerance_for(std::int64_t n, double abs_sum) {

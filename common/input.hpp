@@ -35,6 +35,11 @@ Reference reference_sum(const float* x, std::int64_t n);
 // cannot vectorize it. Returns the median milliseconds of `runs` runs (the sum goes to *result).
 double time_cpu_sum(const float* x, std::int64_t n, int runs, float* result);
 
+// The honest CPU yardstick: every core, each summing its slice with SIMD (an OpenMP
+// `parallel for simd reduction`), the way a tuned CPU library would. Returns the median milliseconds
+// of `runs` runs; *threads gets the thread count (1 where the build has no OpenMP).
+double time_cpu_sum_parallel(const float* x, std::int64_t n, int runs, float* result, int* threads);
+
 // Validation rule.
 // Exact: the int pattern, whose sum is an integer; every partial sum any summation order forms is a
 // sum of a subset of values in -4..4 with mean zero, which stays far below 2^24 (a random walk grows

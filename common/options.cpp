@@ -150,7 +150,7 @@ std::string usage(const char* program, int default_block) {
      << "                   check), uniform (in [0,1)), mixed (in [-1,1))                [" << to_string(d.pattern) << "]\n"
      << "  --format F       text, or one csv or json record for scripts                 [text]\n"
      << "  --device N       CUDA device ordinal                                         [0]\n"
-     << "  --cpu-runs N     timed runs of the single-thread CPU sum, 0 to skip it       [" << d.cpu_runs << "]\n"
+     << "  --cpu-runs N     timed runs of each CPU sum (one thread; all cores), 0 to skip [" << d.cpu_runs << "]\n"
      << "  --help           this text\n\n"
      << "Exit codes: 0 result correct, 1 wrong result or CUDA error, 2 bad usage,\n"
      << "77 no usable CUDA device (or too little device memory for --n).\n";

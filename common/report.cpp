@@ -67,6 +67,9 @@ std::vector<Field> fields(const Report& r) {
       str("pattern", to_string(r.pattern)),
       num("seed", static_cast<double>(r.seed)),
       num("block", r.block),
+      num("grid", static_cast<double>(r.grid)),
+      num("launches", r.launches),
+      num("per_thread", elements_per_thread(r)),
       num("iters", r.iters),
       num("warmup", r.warmup),
       num("median_ms", r.ms.median),
@@ -76,6 +79,9 @@ std::vector<Field> fields(const Report& r) {
       num("pct_peak", r.pct_peak),
       num("cpu_ms", r.cpu_ms),
       num("speedup_vs_cpu", r.speedup_vs_cpu),
+      num("cpu_parallel_ms", r.cpu_parallel_ms),
+      num("cpu_threads", r.cpu_threads),
+      num("speedup_vs_cpu_parallel", r.speedup_vs_cpu_parallel),
       num("result", r.result),
       num("reference", r.reference),
       num("abs_error", r.abs_error),
@@ -113,6 +119,12 @@ void derive_rates(Report& r) {
   r.gbps = r.ms.median > 0 ? bytes / (r.ms.median * 1e-3) / 1e9 : 0.0;
   r.pct_peak = r.device.peak_gbps > 0 ? 100.0 * r.gbps / r.device.peak_gbps : 0.0;
   r.speedup_vs_cpu = (r.cpu_ms > 0 && r.ms.median > 0) ? r.cpu_ms / r.ms.median : 0.0;
+  r.speedup_vs_cpu_parallel = (r.cpu_parallel_ms > 0 && r.ms.median > 0) ? r.cpu_parallel_ms / r.ms.median : 0.0;
+}
+
+double elements_per_thread(const Report& r) {
+  const double threads = static_cast<double>(r.grid) * r.block;
+  return threads > 0 ? static_cast<double>(r.n) / threads : 0.0;
 }
 
 std::string format_count(std::int64_t n) {
@@ -135,8 +147,13 @@ std::string format_text(const Report& r) {
      << cuda_version(d.driver_version) << ")\n"
      << "  input      n = " << format_count(r.n) << " floats, " << fixed(r.n * 4.0 / 1e6, 1) << " MB, pattern "
      << to_string(r.pattern) << ", seed " << r.seed << "\n"
-     << "  launch     " << (r.block ? "block " + std::to_string(r.block) : std::string("block chosen by the step"))
-     << "; " << r.iters << " timed runs after " << r.warmup << " warm-up, L2 flushed before each\n";
+     << "  launch     ";
+  if (r.launches > 0)
+    os << "grid " << r.grid << " x block " << r.block << " (" << fixed(elements_per_thread(r), 1)
+       << " elements per thread), " << r.launches << (r.launches == 1 ? " kernel" : " kernels") << " per reduction";
+  else
+    os << "shape chosen by the library";
+  os << "; " << r.iters << " timed runs after " << r.warmup << " warm-up, L2 flushed before each\n";
   os << "  result     " << general(r.result) << " vs reference " << fixed(r.reference, 4) << ": |error| "
      << r.abs_error << (r.exact_check ? " (exact check)" : " <= tolerance " + std::to_string(r.tolerance)) << "; "
      << r.runs_correct << "/" << r.runs_total << " runs correct; "
@@ -152,6 +169,9 @@ std::string format_text(const Report& r) {
   if (r.cpu_ms > 0)
     os << "  cpu        plain single-thread float loop: " << fixed(r.cpu_ms, 3) << " ms; GPU speedup "
        << fixed(r.speedup_vs_cpu, 1) << "x\n";
+  if (r.cpu_parallel_ms > 0)
+    os << "  cpu        all " << r.cpu_threads << " CPU threads, vectorized (OpenMP): " << fixed(r.cpu_parallel_ms, 3)
+       << " ms; GPU speedup " << fixed(r.speedup_vs_cpu_parallel, 1) << "x\n";
   if (r.fits_in_l2)
     os << "  note       the input fits in L2: the flush still makes every run read DRAM, but launch\n"
        << "             latency dominates at this size; use --n 2^26 or more for bandwidth figures\n";

@@ -37,12 +37,17 @@ struct Report {
   Pattern pattern = Pattern::uniform;
   std::uint64_t seed = 0;
   int block = 0;            // 0 when the step chooses its own launch shape
+  std::int64_t grid = 0;    // blocks of the step's first kernel (0: not known, e.g. chosen by a library)
+  int launches = 0;         // kernels per reduction (0: not known)
   int iters = 0, warmup = 0;
   Summary ms;               // GPU time per reduction, milliseconds
   double gbps = 0.0;        // bytes read (n * 4) / median time, decimal GB/s
   double pct_peak = 0.0;    // gbps / device.peak_gbps * 100
   double cpu_ms = 0.0;      // single-thread CPU sum (0: not timed)
   double speedup_vs_cpu = 0.0;
+  double cpu_parallel_ms = 0.0;  // multi-core, vectorized CPU sum (0: not timed)
+  int cpu_threads = 0;           // the threads it used
+  double speedup_vs_cpu_parallel = 0.0;
   double result = 0.0, reference = 0.0, abs_error = 0.0, tolerance = 0.0;
   bool exact_check = false;
   bool passed = false;       // every run's result correct and the input unchanged
@@ -54,8 +59,11 @@ struct Report {
   bool fits_in_l2 = false;
 };
 
-// Fills gbps, pct_peak and speedup_vs_cpu from the other fields.
+// Fills gbps, pct_peak and the two CPU speedups from the other fields.
 void derive_rates(Report& r);
+
+// Elements each thread of the first kernel covers: n / (grid * block), 0 when the shape is unknown.
+double elements_per_thread(const Report& r);
 
 std::string format_text(const Report& r);
 std::string csv_header();

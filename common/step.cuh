@@ -16,18 +16,53 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda_check.cuh"
 #include "options.hpp"
 
 namespace reduce {
 
+// What a launcher did, for the report: the first kernel's grid and block, and how many kernels it
+// launched. Filled by record_launch() when the harness asks for it (LaunchConfig::shape).
+struct LaunchShape {
+  std::int64_t grid = 0;
+  int block = 0;
+  int launches = 0;
+};
+
 // What the harness tells a launcher about the launch it may make.
 struct LaunchConfig {
-  int block = kDefaultBlock;  // threads per block (--block): a power of two from 32 to 1024
-  int device = 0;             // the CUDA device ordinal the stream belongs to
-  int sm_count = 0;           // that device's multiprocessor count, for steps that size their grid from it
+  int block = kDefaultBlock;     // threads per block (--block): a power of two from 32 to 1024
+  int device = 0;                // the CUDA device ordinal the stream belongs to
+  int sm_count = 0;              // that device's multiprocessor count, for steps that size their grid from it
+  LaunchShape* shape = nullptr;  // when set, the launcher reports its launches here (record_launch)
 };
+
+// A launcher calls this once per kernel it launches, so every executable can print its launch shape.
+inline void record_launch(const LaunchConfig& cfg, std::int64_t grid, int block) {
+  if (!cfg.shape) return;
+  if (cfg.shape->launches++ == 0) {
+    cfg.shape->grid = grid;
+    cfg.shape->block = block;
+  }
+}
+
+// Calls f(std::integral_constant<unsigned, B>{}) with B = block, for every block size the options
+// accept (32 ... 1024), so that a step can make its block size a compile-time constant: inside f,
+// `launch<block>(...)` instantiates the kernel for that size. Any other value: cudaErrorInvalidValue.
+template <typename F>
+cudaError_t with_block_size(int block, F&& f) {
+  switch (block) {
+    case 32: return f(std::integral_constant<unsigned, 32>{});
+    case 64: return f(std::integral_constant<unsigned, 64>{});
+    case 128: return f(std::integral_constant<unsigned, 128>{});
+    case 256: return f(std::integral_constant<unsigned, 256>{});
+    case 512: return f(std::integral_constant<unsigned, 512>{});
+    case 1024: return f(std::integral_constant<unsigned, 1024>{});
+    default: return cudaErrorInvalidValue;
+  }
+}
 
 // Device scratch space handed to a launcher: at least the bytes its scratch_bytes() asked for.
 struct Scratch {

@@ -1,45 +1,93 @@
 #!/usr/bin/env bash
 # Everything the committed results come from, in one go on a GPU machine: the GPU check (build, every
 # test, compute-sanitizer, the table), the sweep, the profiler counters and perf/variants.cu's sets
-# of rows. Writes into OUT exactly the files results/<gpu>/ holds; copy them there, then run
-# scripts/plot_sweep.py and scripts/update_readme.
+# of rows. Writes into OUT exactly the files results/<gpu>/ holds, and only when every part produced
+# its file: a failed or empty part fails the run and OUT is left as it was (what was made is kept in
+# a temporary folder, named at the end). Then run scripts/update_readme results/<gpu>.
 #
 #   scripts/measure_gpu.sh OUT [build-dir]        default build dir: build/gpu
-#   env: CUDAARCHS, JOBS as for check_gpu.sh; REDUCE_COMMIT names the commit where .git is absent
+#   env: CUDAARCHS, JOBS as for check_gpu.sh; REDUCE_COMMIT names the commit where .git is absent;
+#        PERF_SETS   the sets of perf_variants to run, separated by ; (default below)
+#   exit codes: 0 all parts done; 1 a part failed; 2 bad usage; 77 no usable GPU
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-out=${1:?usage: scripts/measure_gpu.sh OUT [build-dir]}
+usage="usage: scripts/measure_gpu.sh OUT [build-dir]"
+die() { echo "measure_gpu: $2" >&2; exit "$1"; }
+case "${1:-}" in
+  -h|--help) echo "$usage"; exit 0 ;;
+  "") die 2 "no OUT folder given ($usage)" ;;
+  -*) die 2 "unknown option '$1' ($usage)" ;;
+esac
+[ $# -le 2 ] || die 2 "too many arguments ($usage)"
+out=$1
 build=${2:-$root/build/gpu}
+[ ! -e "$out" ] || [ -d "$out" ] || die 2 "OUT $out is not a folder"
+perf_sets=${PERF_SETS:-"loop;finish;flags;claim;ends 24 28 30"}
 work=$(mktemp -d)
-mkdir -p "$out"
-status=0
+new="$work/new"
+mkdir -p "$new" "$work/logs"
+failed=()
 
-# 1. The GPU check; its summary is the last lines of its output.
-LOG_DIR="$work/logs" "$root/scripts/check_gpu.sh" "$build" >"$work/check_gpu.txt" 2>&1 || status=1
-sed -n '/^=== check_gpu summary/,$p' "$work/check_gpu.txt" >"$out/check_gpu_summary.txt"
-cp "$work/logs/table.json" "$out/" 2>/dev/null
+# Runs one part: part NAME FILE... -- COMMAND...; the part fails unless it exits 0 and every FILE
+# (relative to $new) exists and is not empty.
+part() {
+  local name=$1 files=() f
+  shift
+  while [ "$1" != "--" ]; do files+=("$1"); shift; done
+  shift
+  echo "measure_gpu: $name ..." >&2
+  "$@"
+  local rc=$?
+  [ "$rc" -eq 77 ] && die 77 "$name: no usable GPU (see $work/logs)"
+  for f in "${files[@]}"; do [ -s "$new/$f" ] || { failed+=("$name (no $f)"); return; }; done
+  [ "$rc" -eq 0 ] || failed+=("$name (exit $rc)")
+}
 
-# 2. Every step over n = 2^10 .. 2^30.
-"$root/scripts/run_all" --no-build --build-dir "$build" --out "$work/sweep" --sweep >"$work/logs/sweep.log" 2>&1 || status=1
-cp "$work/sweep/sweep.csv" "$work/sweep/sweep_meta.json" "$out/" 2>/dev/null
+# 1. The GPU check; its summary is the last lines of its output, its table.json in its logs.
+check() {
+  LOG_DIR="$work/logs" "$root/scripts/check_gpu.sh" "$build" >"$work/check_gpu.txt" 2>&1
+  local rc=$?
+  sed -n '/^=== check_gpu summary/,$p' "$work/check_gpu.txt" >"$new/check_gpu_summary.txt"
+  cp "$work/logs/table.json" "$new/" 2>/dev/null
+  return $rc
+}
+part "GPU check" check_gpu_summary.txt table.json -- check
+
+# 2. Every step over n = 2^10 .. 2^30 (and the read ceiling at each n).
+sweep() {
+  "$root/scripts/run_all" --no-build --build-dir "$build" --out "$work/sweep" --sweep >"$work/logs/sweep.log" 2>&1
+  local rc=$?
+  cp "$work/sweep/sweep.csv" "$work/sweep/sweep_meta.json" "$new/" 2>/dev/null
+  cp "$work/sweep/sweep.png" "$new/" 2>/dev/null
+  return $rc
+}
+part "sweep" sweep.csv sweep_meta.json -- sweep
 
 # 3. Profiler counters of every step's first reduction kernel.
-"$root/scripts/profile_steps.sh" "$build" >"$out/profile.csv" 2>"$work/logs/profile.err" || status=1
+part "profile" profile.csv -- env LOG_DIR="$work/logs" "$root/scripts/profile_steps.sh" -o "$new/profile.csv" "$build"
 
 # 4. The experiments behind PERF_NOTES.md.
-if cmake -S "$root" -B "$build" -DREDUCE_BUILD_PERF=ON >>"$work/logs/configure.log" 2>&1 &&
-   cmake --build "$build" --target perf_variants --parallel "${JOBS:-$(nproc)}" >>"$work/logs/build.log" 2>&1; then
-  : >"$out/variants.txt"
-  for set in loop finish flags claim "ends 24 28 30"; do
+variants() {
+  cmake -S "$root" -B "$build" -DREDUCE_BUILD_PERF=ON >>"$work/logs/configure.log" 2>&1 &&
+    cmake --build "$build" --target perf_variants --parallel "${JOBS:-$(nproc)}" >>"$work/logs/build.log" 2>&1 ||
+    return 1
+  local rc=0 set
+  IFS=';' read -ra sets <<<"$perf_sets"
+  for set in "${sets[@]}"; do
     # shellcheck disable=SC2086  # "ends 24 28 30" is a set and its sizes
-    "$build/bin/perf/perf_variants" $set >>"$out/variants.txt" 2>&1 || status=1
-    echo >>"$out/variants.txt"
+    "$build/bin/perf/perf_variants" $set >>"$new/variants.txt" 2>>"$work/logs/variants.err" || rc=1
+    echo >>"$new/variants.txt"
   done
-else
-  status=1
-fi
+  return $rc
+}
+part "perf variants" variants.txt -- variants
 
-tar -czf "$out/logs.tar.gz" -C "$work" logs check_gpu.txt
-cat "$out/check_gpu_summary.txt"
-echo "measure_gpu: $([ $status -eq 0 ] && echo PASS || echo FAIL); files in $out"
-exit $status
+tar -czf "$new/logs.tar.gz" -C "$work" logs check_gpu.txt
+cat "$new/check_gpu_summary.txt" 2>/dev/null
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "measure_gpu: FAIL: $(IFS=';'; echo "${failed[*]}"); nothing written to $out; what was made is in $new" >&2
+  exit 1
+fi
+mkdir -p "$out" && cp "$new"/* "$out/" || die 1 "cannot write into $out"
+rm -rf "$work"
+echo "measure_gpu: PASS; files in $out"

@@ -1,4 +1,4 @@
-// Step 08: the library. What production code calls.
+// Step 11: the library. What production code calls.
 //
 // What it shows: cub::DeviceReduce::Sum, from CUB (part of NVIDIA's CCCL, shipped with the CUDA
 // Toolkit). It is the reference the benchmark compares every hand-written step with. Its two-phase
@@ -9,12 +9,12 @@
 // launches (one partial sum per block, then one block over those); small inputs take one.
 // CUB's reduction does not use atomics: on the same GPU and input the result is the same every run,
 // which the tests check.
-// Usage: ./08_cub [--n 2^26] [--pattern int] [--help]
+// Usage: ./11_cub [--n 2^26] [--pattern int] [--help]
 #include <cub/device/device_reduce.cuh>
 
 #include "step.cuh"
 
-namespace step08 {
+namespace step11 {
 
 std::size_t scratch_bytes(std::int64_t n, const reduce::LaunchConfig&) {
   std::size_t bytes = 0;
@@ -33,7 +33,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "08_cub", "library: cub::DeviceReduce::Sum", /*deterministic=*/true, /*uses_block=*/false,
+    "11_cub", "library: cub::DeviceReduce::Sum", /*deterministic=*/true, /*uses_block=*/false,
     scratch_bytes, launch};
 
-}  // namespace step08
+}  // namespace step11

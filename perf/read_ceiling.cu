@@ -1,0 +1,103 @@
+// The read ceiling: how fast a kernel that only reads can stream n floats from DRAM on this GPU.
+//
+// Not a step: nothing is summed to one value, so there is no result to check. Each block reads one
+// tile of kBlock threads x kLoads float4s, every load issued before the first add, and writes one
+// partial sum that nobody reads (it keeps the loads alive). One tile per block lets the hardware
+// hand tiles to whichever SM is free, so no SM idles at the end; no block waits for another. It is
+// the fastest read-only shape measured on the H200 (PERF_NOTES.md), and the table reports every step
+// as a share of it, beside the share of the theoretical peak. Timed like the steps: L2 flushed before
+// every run, events around the launch only, median of --iters runs.
+// Usage: ./read_ceiling [--n 2^26] [--iters 50] [--format text|json] [--device 0]
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include "device.cuh"
+#include "options.hpp"
+
+namespace {
+
+constexpr int kBlock = 512;
+constexpr int kLoads = 8;
+constexpr std::int64_t kTile = std::int64_t{kBlock} * kLoads;  // float4s per block
+
+__global__ void __launch_bounds__(kBlock) read_tiles(const float4* __restrict__ in, std::int64_t vectors,
+                                                     float* __restrict__ sink) {
+  const std::int64_t base = blockIdx.x * kTile + threadIdx.x;
+  float4 x[kLoads];
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) {
+    const std::int64_t v = base + k * kBlock;
+    x[k] = v < vectors ? in[v] : float4{0.0f, 0.0f, 0.0f, 0.0f};
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);
+  if (sum == -1.0f) sink[blockIdx.x] = sum;  // never true for the zero-filled input; keeps the loads
+}
+
+int run(const reduce::Options& opt) {
+  const reduce::DeviceInfo device = reduce::open_device(opt.device);
+  const std::int64_t vectors = reduce::ceil_div(opt.n, 4);
+  const std::int64_t blocks = std::max<std::int64_t>(reduce::ceil_div(vectors, kTile), 1);
+  reduce::DeviceBuffer<float4> in(std::max<std::int64_t>(vectors, 1));
+  reduce::DeviceBuffer<float> sink(blocks);
+  reduce::L2Flusher flusher(device);
+  reduce::Stream stream;
+  CUDA_CHECK(cudaMemsetAsync(in.get(), 0, in.bytes(), stream.get()));
+
+  std::vector<double> ms;
+  for (int r = 0; r < opt.warmup + opt.iters; ++r) {
+    reduce::Event start, stop;
+    flusher.flush(stream.get());
+    CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+    read_tiles<<<static_cast<unsigned>(blocks), kBlock, 0, stream.get()>>>(in.get(), vectors, sink.get());
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
+    CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    float t = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&t, start.get(), stop.get()));
+    if (r >= opt.warmup) ms.push_back(t);
+  }
+  const reduce::Summary s = reduce::summarize(ms);
+  const double bytes = static_cast<double>(opt.n) * sizeof(float);
+  const double gbps = s.median > 0 ? bytes / (s.median * 1e-3) / 1e9 : 0.0;
+  const double pct = device.peak_gbps > 0 ? 100.0 * gbps / device.peak_gbps : 0.0;
+  if (opt.format == reduce::Format::json) {
+    std::printf("{\"tool\": \"read_ceiling\", \"device\": \"%s\", \"n\": %lld, \"bytes\": %.0f, \"median_ms\": %.6g, "
+                "\"min_ms\": %.6g, \"max_ms\": %.6g, \"gbps\": %.6g, \"pct_peak\": %.6g, \"peak_gbps\": %.6g, "
+                "\"iters\": %d, \"block\": %d, \"grid\": %lld, \"loads_per_thread\": %d}\n",
+                device.name.c_str(), static_cast<long long>(opt.n), bytes, s.median, s.min, s.max, gbps, pct,
+                device.peak_gbps, opt.iters, kBlock, static_cast<long long>(blocks), kLoads);
+  } else {
+    std::printf("read_ceiling: %s, n = %s floats, grid %lld x block %d x %d float4 loads per thread\n"
+                "  median %.4f ms (min %.4f, max %.4f): %.1f GB/s read, %.1f%% of theoretical %.0f GB/s\n",
+                device.name.c_str(), reduce::format_count(opt.n).c_str(), static_cast<long long>(blocks), kBlock,
+                kLoads, s.median, s.min, s.max, gbps, pct, device.peak_gbps);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const reduce::Options opt = reduce::parse_options(argc, argv);
+    if (opt.help) {
+      std::cout << "read_ceiling: the read-only streaming kernel (no result to check)\n"
+                << reduce::usage("read_ceiling", kBlock);
+      return 0;
+    }
+    if (opt.format == reduce::Format::csv) throw reduce::UsageError("--format csv: read_ceiling prints text or json");
+    return run(opt);
+  } catch (const reduce::UsageError& e) {
+    std::fprintf(stderr, "read_ceiling: %s\n", e.what());
+    return 2;
+  } catch (const reduce::NoUsableDevice& e) {
+    std::fprintf(stderr, "read_ceiling: no usable CUDA device: %s\n", e.what());
+    return 77;
+  } catch (const reduce::CudaError& e) {
+    std::fprintf(stderr, "read_ceiling: CUDA error: %s\n", e.what());
+    return reduce::is_unsupported_device_error(e.code()) ? 77 : 1;
+  }
+}

@@ -1,0 +1,541 @@
+"""What the suite's scripts share (standard library only): the list of steps, argument checks and
+exit codes, the steps' JSON records, the speedup table and its CSV, README markers, the sweep's
+sizes and the lesson diff between neighbouring steps.
+
+    python3 scripts/suite.py steps      # the steps of steps.txt, one per line (for the shell scripts)
+
+Exit codes of every script: 0 done, 1 a failure (one line says what), 2 bad usage (one line names
+the problem), 77 no usable GPU (or, for plot_sweep.py, no matplotlib). --debug shows a traceback.
+"""
+
+import argparse
+import csv
+import difflib
+import io
+import json
+import math
+import os
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STEPS_FILE = ROOT / "steps.txt"
+RESULTS = ROOT / "results"
+MAX_N = 1 << 36              # the executables' limit for --n
+CEILING_TOOL = "read_ceiling"  # <build>/bin/read_ceiling: the measured read ceiling, not a step
+SPEEDUP_BASE = "01"          # "vs 01": the design card's first step, the textbook tree
+# Changed code lines (removed + added, comments and blank lines left out) that one lesson may take
+# between neighbouring steps' kernel files; scripts/show_lesson --stat and test_lessons.py use it.
+LESSON_BUDGET = 40
+
+
+class UsageError(Exception):
+    """Bad usage: exit 2."""
+
+
+class Failure(Exception):
+    """Anything else that fails: exit 1."""
+
+
+class NoGpu(Exception):
+    """No usable GPU (or a missing tool the environment should provide): exit 77."""
+
+
+# --- running a script --------------------------------------------------------------------------
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports bad usage as one line (UsageError) and knows --debug."""
+
+    def __init__(self, prog, doc, **kw):
+        super().__init__(prog=prog, description=doc.strip().split("\n\n")[0],
+                         formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
+        self.add_argument("--debug", action="store_true", help="show a traceback when something fails")
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def run_main(prog, main, argv=None):
+    """Calls main(argv) and turns its exceptions into one line on stderr and the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    own = argv[: argv.index("--")] if "--" in argv else argv
+    try:
+        code = main(argv)
+    except UsageError as e:
+        code, message = 2, str(e)
+    except Failure as e:
+        code, message = 1, str(e)
+    except NoGpu as e:
+        code, message = 77, str(e)
+    except KeyboardInterrupt:
+        code, message = 130, "interrupted"
+    except BrokenPipeError:  # the reader went away (scripts/show_lesson 06 07 | head): not an error to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
+    except Exception as e:  # a bug or an unexpected state of the machine: still one line
+        if "--debug" in own:
+            raise
+        code, message = 1, f"{type(e).__name__}: {e} (--debug shows where)"
+    else:
+        message = None
+    if message is not None:
+        if "--debug" in own and code != 130:
+            import traceback
+            traceback.print_exc()
+        print(f"{prog}: {message}", file=sys.stderr)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(code)
+
+
+def parse_count(text, what="--n"):
+    """A count as the executables take it: 1000, 4K (=4096), 16M, 1G or 2^k, at most 2^36."""
+    m = re.fullmatch(r"2\^([0-9]+)|([0-9]+)([KMG]?)", text)
+    value = None
+    if m and m.group(1) is not None:
+        value = 1 << int(m.group(1)) if int(m.group(1)) <= 62 else None
+    elif m:
+        value = int(m.group(2)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(3)]
+    if value is None or value > MAX_N:
+        raise UsageError(f"invalid value '{text}' for {what}: expected a count from 0 to 2^36: "
+                         "1000, 4K, 16M, 1G or 2^20")
+    return value
+
+
+def log2(n):
+    return int(n).bit_length() - 1
+
+
+def inside(path, folder):
+    """Whether path (resolved) lies in folder."""
+    try:
+        Path(path).resolve().relative_to(Path(folder).resolve())
+        return True
+    except ValueError:
+        return False
+
+
+# --- the steps ---------------------------------------------------------------------------------
+
+def read_steps(path=STEPS_FILE):
+    """The steps of steps.txt in teaching order: one folder per line, # comments and blank lines left out.
+
+    The last line is the library reference; the one before it is the best hand-written step.
+    """
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as e:
+        raise Failure(f"cannot read the list of steps: {e.strerror}: {path}") from None
+    steps = [s for s in (line.split("#", 1)[0].strip() for line in lines) if s]
+    bad = [s for s in steps if not re.fullmatch(r"[0-9]{2}_[A-Za-z0-9_]+", s)]
+    if bad:
+        raise Failure(f"{path}: '{bad[0]}' is not a step folder name (NN_name)")
+    if len(set(steps)) != len(steps) or len(steps) < 2:
+        raise Failure(f"{path}: expected two or more distinct steps, the library last")
+    return steps
+
+
+def library_step(steps):
+    return steps[-1]
+
+
+def step_number(step):
+    return step.split("_", 1)[0]
+
+
+def step_role(step):
+    """The name without its number: it survives renumbering (08_cub of an older record is 12_cub now)."""
+    return step.split("_", 1)[-1]
+
+
+def resolve_step(spec, steps, what="step"):
+    """A step given by number (7, 07) or name (07_cooperative_grid) or name without number."""
+    spec = spec.strip()
+    found = [s for s in steps if spec in (s, step_role(s)) or (spec.isdigit() and step_number(s) == spec.zfill(2))]
+    if len(found) != 1:
+        raise UsageError(f"{what}: unknown step '{spec}' (steps.txt lists {steps[0]} ... {steps[-1]}; "
+                         "give a number like 07 or a name)")
+    return found[0]
+
+
+def current_name(step, steps):
+    """The suite's current name for a recorded step: the same name, or the same role renumbered."""
+    if step in steps:
+        return step
+    same_role = [s for s in steps if step_role(s) == step_role(step)]
+    return same_role[0] if len(same_role) == 1 else None
+
+
+def in_suite_order(records, steps):
+    """Records sorted by the suite's order of their (current) step names; unknown steps last."""
+    def key(r):
+        name = current_name(r["step"], steps)
+        return steps.index(name) if name else len(steps)
+    return sorted(records, key=key)
+
+
+# --- records -----------------------------------------------------------------------------------
+
+REQUIRED_KEYS = ("step", "lesson", "n", "median_ms", "gbps", "pct_peak", "passed", "device")
+CEILING_KEYS = ("tool", "n", "median_ms", "gbps")
+
+
+def parse_json_line(stdout, required, what="output"):
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    if len(lines) != 1:
+        raise Failure(f"{what}: expected one JSON line, got {len(lines)}")
+    try:
+        record = json.loads(lines[0])
+    except json.JSONDecodeError as e:
+        raise Failure(f"{what}: not JSON ({e})") from None
+    if not isinstance(record, dict):
+        raise Failure(f"{what}: not a JSON object")
+    missing = [k for k in required if k not in record]
+    if missing:
+        raise Failure(f"{what}: missing keys: " + ", ".join(missing))
+    return record
+
+
+def parse_record(stdout, what="output"):
+    """The single JSON object a step prints with --format json, as a dict."""
+    return parse_json_line(stdout, REQUIRED_KEYS, what)
+
+
+def parse_ceiling(stdout, what=CEILING_TOOL):
+    record = parse_json_line(stdout, CEILING_KEYS, what)
+    if record["tool"] != CEILING_TOOL:
+        raise Failure(f"{what}: not a {CEILING_TOOL} record")
+    return record
+
+
+def load_table(path):
+    """table.json as run_all writes it: {"meta": {...}, "records": [...], "ceiling": {...} or absent}."""
+    path = Path(path)
+    try:
+        table = json.loads(path.read_text())
+    except OSError as e:
+        raise Failure(f"cannot read {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise Failure(f"{path}: not JSON ({e})") from None
+    if not isinstance(table, dict) or not isinstance(table.get("meta"), dict) \
+            or not isinstance(table.get("records"), list):
+        raise Failure(f"{path}: expected an object with 'meta' and 'records'")
+    if not table["records"]:
+        raise Failure(f"{path}: no records")
+    for i, r in enumerate(table["records"]):
+        missing = [k for k in REQUIRED_KEYS if not isinstance(r, dict) or k not in r]
+        if missing:
+            raise Failure(f"{path}: record {i + 1} lacks " + ", ".join(missing))
+    for key in ("device", "cuda_runtime", "cuda_driver", "date", "commit"):
+        if key not in table["meta"]:
+            raise Failure(f"{path}: meta lacks '{key}'")
+    return table
+
+
+# --- the speedup table -------------------------------------------------------------------------
+
+def ratio(numerator_ms, denominator_ms):
+    """How many times faster the denominator's run is (time ratio), or None when undefined."""
+    if not numerator_ms or not denominator_ms or numerator_ms <= 0 or denominator_ms <= 0:
+        return None
+    return numerator_ms / denominator_ms
+
+
+def fmt_ratio(x):
+    return "-" if x is None else (f"{x:.0f}x" if x >= 100 else f"{x:.2f}x")
+
+
+def fmt_ms(ms):
+    if ms is None or (isinstance(ms, float) and math.isnan(ms)):
+        return "-"
+    return f"{ms:.4f}" if ms < 10 else f"{ms:.2f}"
+
+
+def median(values):
+    values = sorted(values)
+    k = len(values)
+    if not k:
+        return None
+    return values[k // 2] if k % 2 else 0.5 * (values[k // 2 - 1] + values[k // 2])
+
+
+def cpu_baseline_ms(records, key="cpu_ms"):
+    """One CPU time for the whole table: the median of the steps' timings of the same CPU sum.
+
+    Every step times the same CPU sum on the same input; dividing each step by its own timing would
+    make the column disagree with the GPU times by the timings' noise. None when none timed it.
+    """
+    return median([r[key] for r in records if r.get(key)])
+
+
+def speedup_base(records):
+    """The record "vs NN" compares with: step 01 when it ran, else the first step run."""
+    for r in records:
+        if step_number(r["step"]) == SPEEDUP_BASE:
+            return r
+    return records[0]
+
+
+def speedup_table(records, ceiling=None):
+    """(headers, rows) of the speedup table, one row per record in the given order.
+
+    "% ceiling" appears with a read_ceiling record; "vs all CPU cores" when the records carry the
+    multi-core CPU time (older records do not); "vs NN" names its base (speedup_base).
+    """
+    base = speedup_base(records) if records else None
+    cpu1 = cpu_baseline_ms(records)
+    cpus = cpu_baseline_ms(records, "cpu_parallel_ms")
+    has_parallel = any("cpu_parallel_ms" in r for r in records)
+    ceiling_gbps = ceiling.get("gbps") if ceiling else None
+    headers = ["step", "what it teaches", "median ms", "GB/s", "% peak"]
+    headers += ["% ceiling"] if ceiling_gbps else []
+    headers += ["vs 1 CPU thread"] + (["vs all CPU cores"] if has_parallel else [])
+    headers += [f"vs {step_number(base['step'])}" if base else "vs first", "vs prev", "check"]
+    rows, prev = [], None
+    for r in records:
+        ms = r["median_ms"]
+        row = [r["step"], r["lesson"], fmt_ms(ms), f"{r['gbps']:.1f}", f"{r['pct_peak']:.1f}"]
+        row += [f"{100 * r['gbps'] / ceiling_gbps:.1f}"] if ceiling_gbps else []
+        row += [fmt_ratio(ratio(cpu1, ms))] + ([fmt_ratio(ratio(cpus, ms))] if has_parallel else [])
+        row += [fmt_ratio(ratio(base["median_ms"], ms)), fmt_ratio(ratio(prev, ms)) if prev is not None else "-",
+                "PASS" if r["passed"] else "FAIL"]
+        rows.append(row)
+        prev = ms
+    return headers, rows
+
+
+def table_notes(records, ceiling=None):
+    """One sentence per column whose base needs saying: the CPU yardsticks and the read ceiling."""
+    notes = []
+    cpu1 = cpu_baseline_ms(records)
+    if cpu1:
+        notes.append(f"\"vs 1 CPU thread\" divides the seeds' plain single-thread float loop on the same input "
+                     f"({cpu1:.1f} ms, the median of the steps' own timings of it) by each step's time.")
+    cpus = cpu_baseline_ms(records, "cpu_parallel_ms")
+    if cpus:
+        threads = max(int(r.get("cpu_threads") or 0) for r in records)
+        notes.append(f"\"vs all CPU cores\" divides a vectorised sum on all {threads} CPU threads (OpenMP parallel "
+                     f"for simd) on the same input ({cpus:.2f} ms, median of the steps' timings).")
+    if ceiling and ceiling.get("gbps"):
+        notes.append(f"\"% ceiling\" is the share of the measured read ceiling, {ceiling['gbps']:.0f} GB/s "
+                     f"({ceiling['pct_peak']:.1f}% of theoretical): a read-only streaming kernel "
+                     f"(`perf/read_ceiling.cu`) at the same n.")
+    return notes
+
+
+def render_text(headers, rows):
+    """A fixed-width table; numbers right-aligned, words left-aligned."""
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(headers)]
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    return "\n".join([line(headers), "  ".join("-" * w for w in widths)] + [line(row) for row in rows])
+
+
+def render_markdown(headers, rows, left=2):
+    """A Markdown table: words left-aligned (the first `left` columns, or the indices given), numbers right."""
+    lefts = set(range(left)) if isinstance(left, int) else set(left)
+
+    def esc(s):
+        return str(s).replace("|", "\\|")
+    out = ["| " + " | ".join(headers) + " |",
+           "|" + "|".join("---" if i in lefts else "---:" for i in range(len(headers))) + "|"]
+    out += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+# --- CSV -----------------------------------------------------------------------------------------
+
+CSV_KEYS = ["step", "lesson", "n", "pattern", "block", "grid", "launches", "per_thread", "median_ms", "min_ms",
+            "max_ms", "gbps", "pct_peak", "peak_gbps", "cpu_ms", "speedup_vs_cpu", "cpu_parallel_ms", "cpu_threads",
+            "speedup_vs_cpu_parallel", "result", "reference", "abs_error", "tolerance", "runs_correct", "runs_total",
+            "deterministic", "runs_identical", "passed", "device", "cuda_runtime", "cuda_driver"]
+
+
+def records_to_csv(records, keys=CSV_KEYS):
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for r in records:
+        writer.writerow({k: r.get(k, "") for k in keys})
+    return buf.getvalue()
+
+
+def ceiling_row(ceiling, lesson="read ceiling: a read-only streaming kernel"):
+    """A read_ceiling record as a row of the sweep CSV (step read_ceiling; no result, so passed is empty)."""
+    return dict(ceiling, step=CEILING_TOOL, lesson=lesson, passed="")
+
+
+def read_sweep_csv(path):
+    """The rows of a sweep CSV, checked: step, n (a count), gbps (a number), passed; at least one row."""
+    path = Path(path)
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            missing = [k for k in ("step", "n", "gbps", "passed") if k not in header]
+            if missing:
+                raise Failure(f"{path}: not a sweep CSV (no column {', '.join(missing)})")
+            rows = []
+            for line, row in enumerate(reader, start=2):
+                try:
+                    row["n"] = int(float(row["n"]))
+                    row["gbps"] = float(row["gbps"])
+                    row["peak_gbps"] = float(row.get("peak_gbps") or 0)
+                except (TypeError, ValueError):
+                    raise Failure(f"{path}:{line}: n or gbps is not a number") from None
+                if not row["step"] or row["n"] < 0 or not math.isfinite(row["gbps"]):
+                    raise Failure(f"{path}:{line}: not a sweep point")
+                rows.append(row)
+    except OSError as e:
+        raise Failure(f"cannot read {path}: {e.strerror}") from None
+    except (csv.Error, UnicodeDecodeError) as e:
+        raise Failure(f"{path}: not a CSV file ({e})") from None
+    if not rows:
+        raise Failure(f"{path}: no data rows")
+    return rows
+
+
+def passed(value):
+    return str(value).lower() == "true"
+
+
+# --- README markers ------------------------------------------------------------------------------
+
+def markers(name):
+    return f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+
+
+def has_markers(text, name):
+    begin, end = markers(name)
+    return begin in text and end in text
+
+
+def _marker_span(text, name):
+    begin, end = markers(name)
+    i, j = text.find(begin), text.find(end)
+    if i < 0 or j < 0 or j < i:
+        raise ValueError(f"markers for '{name}' not found in order")
+    return i + len(begin), j
+
+
+def block_between_markers(text, name):
+    i, j = _marker_span(text, name)
+    return text[i:j].strip("\n")
+
+
+def replace_between_markers(text, name, body):
+    """Replaces what lies between <!-- name:begin --> and <!-- name:end --> (markers kept)."""
+    i, j = _marker_span(text, name)
+    return text[:i] + "\n" + body.rstrip("\n") + "\n" + text[j:]
+
+
+# --- the sweep -----------------------------------------------------------------------------------
+
+def sweep_sizes(k_min, k_max, memory_bytes, bytes_per_element=4, reserve_fraction=0.5):
+    """Powers of two 2^k_min..2^k_max whose input fits in reserve_fraction of the device's memory."""
+    limit = memory_bytes * reserve_fraction if memory_bytes else float("inf")
+    return [1 << k for k in range(k_min, k_max + 1) if (1 << k) * bytes_per_element <= limit]
+
+
+def sweep_iters(n):
+    """Timed runs per sweep point: many where a run takes microseconds, fewer where it takes milliseconds."""
+    if n <= 1 << 20:
+        return 200
+    if n <= 1 << 26:
+        return 50
+    return 20
+
+
+# --- the lesson between neighbouring steps -----------------------------------------------------
+
+def strip_comments(text):
+    """C++/CUDA source without // and /* */ comments (string and character literals kept)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j) or " ")
+            i = j
+        elif c == '"' or (c == "'" and not (i > 0 and text[i - 1].isalnum())):  # 1'000 is a digit separator
+            j = i + 1
+            while j < n and text[j] not in (c, "\n"):
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i: j + 1])
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def code_lines(text):
+    """The lines of code: comments and blank lines left out, trailing white space dropped."""
+    return [line.rstrip() for line in strip_comments(text).splitlines() if line.strip()]
+
+
+def kernel_file(step, root=ROOT):
+    """The one .cu file of a step's folder."""
+    folder = Path(root) / step
+    if not folder.is_dir():
+        raise Failure(f"{step}: no such folder yet")
+    files = sorted(folder.glob("*.cu"))
+    if len(files) != 1:
+        raise Failure(f"{step}: expected one .cu file, found {len(files)}")
+    return files[0]
+
+
+def diff_counts(a_lines, b_lines):
+    """(removed, added, changed) lines between two lists of lines, as difflib matches them. A block of
+    k lines replaced by m lines changes max(k, m) lines (a reader reads the new ones; the old ones
+    they replace are not a second lesson); lines only removed or only added count one each."""
+    removed = added = changed = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_lines, b_lines, autojunk=False).get_opcodes():
+        if tag != "equal":
+            removed += i2 - i1
+            added += j2 - j1
+            changed += max(i2 - i1, j2 - j1)
+    return removed, added, changed
+
+
+def step_neutral(lines, step):
+    """Lines with the step's own names made alike in every step: its namespace (step07), its kernels'
+    prefix (reduce_cooperative_grid...) and its name in quotes, so a diff counts what the lesson changed
+    and not the renaming every new step needs."""
+    number, _, title = step.partition("_")
+    names = [(re.compile(rf"\bstep{number}\b"), "stepNN"), (re.compile(rf"\breduce_{title}"), "reduce_STEP"),
+             (re.compile(rf'"{re.escape(step)}"'), '"STEP"')]
+    out = []
+    for line in lines:
+        for pattern, neutral in names:
+            line = pattern.sub(neutral, line)
+        out.append(line)
+    return out
+
+
+def lesson_counts(a, b, root=ROOT):
+    """(removed, added, changed) code lines between the kernel files of steps a and b, the steps' own names
+    left out (step_neutral)."""
+    return diff_counts(step_neutral(code_lines(kernel_file(a, root).read_text()), a),
+                       step_neutral(code_lines(kernel_file(b, root).read_text()), b))
+
+
+def main(argv):
+    p = ArgumentParser("suite.py", __doc__)
+    p.add_argument("what", choices=["steps"], help="steps: print steps.txt's steps, one per line")
+    p.parse_args(argv)
+    print("\n".join(read_steps()))
+    return 0
+
+
+if __name__ == "__main__":
+    run_main("suite.py", main)

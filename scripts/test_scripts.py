@@ -1,0 +1,503 @@
+"""Every script on bad input (CTest: scripts.bad_input; or python3 -m unittest -v test_scripts).
+
+Each case must end with its exit code (2 bad usage, 1 failure, 77 no GPU), say why in one line on
+stderr, never print a traceback, and leave committed data alone. No GPU is needed: fake step
+executables replay a committed record (results/h100/table.json), or exit 77 as on a machine
+without a GPU; a fake ncu stands in for Nsight Compute.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import suite
+
+SCRIPTS = Path(__file__).resolve().parent
+ROOT = suite.ROOT
+STEPS = suite.read_steps()
+H100 = suite.RESULTS / "h100"
+
+FAKE_EXE = r'''#!{python}
+"""A fake step executable: checks its options as the real ones do, then replays a committed record.
+FAKE_GPU=none: exit 77 as without a GPU. FAKE_FAIL=step,...: those steps fail with no record.
+FAKE_MEMORY=bytes: the device memory it reports."""
+import json, os, sys
+sys.path.insert(0, {scripts!r})
+import suite
+name, args, opts, i = os.path.basename(sys.argv[0]), sys.argv[1:], {{}}, 0
+known = {{"--n", "--iters", "--warmup", "--block", "--seed", "--pattern", "--format", "--device", "--cpu-runs"}}
+while i < len(args):
+    key, eq, value = args[i].partition("=")
+    if key in ("--help", "-h"):
+        print("usage: " + name); sys.exit(0)
+    if key not in known:
+        print(f"{{name}}: unknown option '{{key}}' (see --help)", file=sys.stderr); sys.exit(2)
+    if not eq:
+        if i + 1 >= len(args):
+            print(f"{{name}}: option {{key}} needs a value", file=sys.stderr); sys.exit(2)
+        i += 1
+        value = args[i]
+    opts[key] = value
+    i += 1
+try:
+    n = suite.parse_count(opts.get("--n", "2^26"))
+except suite.UsageError as e:
+    print(f"{{name}}: {{e}}", file=sys.stderr); sys.exit(2)
+if opts.get("--pattern", "uniform") not in ("constant", "int", "uniform", "mixed"):
+    print(f"{{name}}: invalid value for --pattern", file=sys.stderr); sys.exit(2)
+if os.environ.get("FAKE_GPU") == "none":
+    print(f"{{name}}: no usable CUDA device: no CUDA-capable device is detected", file=sys.stderr); sys.exit(77)
+if name in os.environ.get("FAKE_FAIL", "").split(","):
+    print(f"{{name}}: CUDA error: an illegal memory access was encountered", file=sys.stderr); sys.exit(1)
+r = json.load(open({template!r}))["records"][0]
+ms = max(n, 1) * 4 / 3e12 * 1e3 * (1.0 + int(name[:2]) / 10 if name[:2].isdigit() else 1.0)
+r.update(step=name, lesson="fake " + name, n=n, median_ms=ms, gbps=n * 4 / ms / 1e6, pct_peak=10.0,
+         memory_bytes=int(os.environ.get("FAKE_MEMORY", r["memory_bytes"])), grid=132, launches=1, per_thread=8.0,
+         cpu_parallel_ms=r["cpu_ms"] / 20, cpu_threads=16, speedup_vs_cpu_parallel=1.0)
+if name == "read_ceiling":
+    r = {{"tool": "read_ceiling", "device": r["device"], "n": n, "bytes": 4 * n, "median_ms": ms * 0.9,
+         "min_ms": ms * 0.9, "max_ms": ms, "gbps": r["gbps"] / 0.9, "pct_peak": 11.0, "peak_gbps": 3352.32,
+         "iters": 5}}
+print(json.dumps(r))
+'''
+
+FAKE_NCU = r'''#!{python}
+"""A fake ncu: FAKE_NCU=fail prints an error and exits 1, =empty prints nothing; else one CSV row."""
+import os, sys
+mode = os.environ.get("FAKE_NCU", "")
+if mode == "fail":
+    print("==ERROR== the profiler could not reach the device (fake)", file=sys.stderr); sys.exit(1)
+if mode == "empty":
+    sys.exit(0)
+print('"ID","Kernel Name","Grid Size","Block Size","Metric Name","Metric Value"')
+print('"0","reduce_fake(const float *)","(1, 1, 1)","(256, 1, 1)","gpu__time_duration.sum","1,000"')
+'''
+
+
+def write_exe(path, text):
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+def make_tmp(case):
+    """A temporary folder removed after the test."""
+    folder = tempfile.mkdtemp()
+    case.addCleanup(shutil.rmtree, folder, ignore_errors=True)
+    return Path(folder)
+
+
+class ScriptCase(unittest.TestCase):
+    """Runs scripts and checks the exit code, the one line, and that there is no traceback."""
+
+    def tmp(self):
+        return make_tmp(self)
+
+    def run_script(self, cmd, code, env=None, one_line=True, contains=None):
+        full_env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        full_env.pop("FAKE_GPU", None)
+        full_env.update(env or {})
+        proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=full_env, timeout=120,
+                              stdin=subprocess.DEVNULL)
+        what = f"{' '.join(map(str, cmd))}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
+        self.assertNotIn("Traceback", proc.stdout + proc.stderr, what)
+        self.assertEqual(proc.returncode, code, what)
+        if code != 0 and one_line:
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1, what)
+        if contains:
+            self.assertIn(contains, proc.stdout + proc.stderr, what)
+        return proc
+
+    def fake_build(self, with_ceiling=True, steps=STEPS):
+        build = self.tmp()
+        (build / "bin").mkdir()
+        text = FAKE_EXE.format(python=sys.executable, scripts=str(SCRIPTS), template=str(H100 / "table.json"))
+        for step in steps + ([suite.CEILING_TOOL] if with_ceiling else []):
+            write_exe(build / "bin" / step, text)
+        return build
+
+    def tool_path(self, *extra_tools, without=()):
+        """A PATH with only the tools the shell scripts need (so ncu, nvidia-smi, cmake can be absent)."""
+        folder = self.tmp()
+        tools = ["bash", "python3", "head", "tail", "grep", "sed", "wc", "cat", "mktemp", "rm", "cp", "mkdir",
+                 "dirname", "basename", "tr", "env", "tar", "nproc", "sort", "ls", *extra_tools]
+        for tool in tools:
+            found = shutil.which(tool)
+            if found and tool not in without:
+                (folder / tool).symlink_to(found)
+        return str(folder)
+
+
+RUN_ALL = [sys.executable, SCRIPTS / "run_all"]
+PLOT = [sys.executable, SCRIPTS / "plot_sweep.py"]
+UPDATE = [sys.executable, SCRIPTS / "update_readme"]
+SHOW = [sys.executable, SCRIPTS / "show_lesson"]
+
+
+class RunAll(ScriptCase):
+    def run_all(self, build, *args, code, env=None, **kw):
+        return self.run_script([*RUN_ALL, "--no-build", "--build-dir", build, *args], code, env, **kw)
+
+    def test_bad_usage_before_the_gpu_check(self):
+        build = self.fake_build()
+        nogpu = {"FAKE_GPU": "none"}
+        for args in (["--n", "abc"], ["--n", "2^37"], ["--n", "-5"], ["--steps", "99"], ["--steps", "07,7"],
+                     ["--sweep-range", "30:10"], ["--sweep-range", "x"], ["--bogus"],
+                     ["--", "--n", "5"], ["--", "--n=5"], ["--", "--format", "text"], ["--", "--help"],
+                     ["--sweep", "--", "--iters", "5"], ["--sweep", "--", "--warmup", "1"],
+                     ["--", "--bogus", "1"], ["--", "--pattern", "nonsense"]):
+            with self.subTest(args=args):
+                self.run_all(build, *args, code=2, env=nogpu)
+
+    def test_n_is_checked_before_building(self):
+        # Without --no-build, a bad --n must not start cmake (none on this PATH: that would be exit 1).
+        self.run_script([*RUN_ALL, "--n", "abc", "--build-dir", self.tmp()], 2, {"PATH": self.tool_path()})
+
+    def test_cmake_not_on_path(self):
+        self.run_script([*RUN_ALL, "--build-dir", self.tmp()], 1, {"PATH": self.tool_path(without=("cmake",))},
+                        contains="cmake is not on PATH")
+
+    def test_no_gpu(self):
+        self.run_all(self.fake_build(), code=77, env={"FAKE_GPU": "none"}, contains="no GPU")
+
+    def test_not_built(self):
+        self.run_all(self.tmp(), code=2, contains="not built")
+
+    def test_out_is_a_file_or_cannot_be_made(self):
+        build = self.fake_build()
+        a_file = build / "bin" / STEPS[0]
+        for out in (a_file, "/dev/null/x", a_file / "sub"):
+            with self.subTest(out=out):
+                self.run_all(build, "--out", out, code=2)
+
+    def test_help_documents_the_passthrough(self):
+        proc = self.run_script([*RUN_ALL, "-h"], 0)
+        self.assertIn("after --", proc.stdout)
+
+    def test_committed_results_keep_their_steps(self):
+        # results/h100 holds eight steps: a run of one step may not write there (refused before running).
+        self.run_all(self.fake_build(), "--steps", "01", "--out", H100, code=2, env={"FAKE_GPU": "none"},
+                     contains="--force")
+
+    def test_table_in_suite_order_with_ceiling_and_both_cpu_columns(self):
+        build = self.fake_build()
+        out = build / "out"
+        self.run_all(build, "--n", "2^20", "--steps", f"{suite.library_step(STEPS)},07", "--out", out, code=0)
+        table = json.loads((out / "table.json").read_text())
+        self.assertEqual([r["step"] for r in table["records"]], ["07_cooperative_grid", suite.library_step(STEPS)])
+        self.assertEqual(table["ceiling"]["tool"], suite.CEILING_TOOL)
+        header = (out / "table.md").read_text().splitlines()[0]
+        for name in ("% ceiling", "vs 1 CPU thread", "vs all CPU cores", "vs 07", "vs prev"):
+            self.assertIn(name, header)
+        self.assertNotIn("vs 01", header)
+
+    def test_a_step_without_result_writes_nothing(self):
+        build = self.fake_build()
+        out = build / "out"
+        out.mkdir()
+        (out / "table.json").write_text("old\n")
+        self.run_all(build, "--n", "1K", "--out", out, code=1, env={"FAKE_FAIL": STEPS[2]}, one_line=False,
+                     contains="not written")
+        self.assertEqual((out / "table.json").read_text(), "old\n")
+
+    def test_sweep_above_the_memory_cap(self):
+        build = self.fake_build()
+        self.run_all(build, "--sweep", "--sweep-range", "20:22", "--out", build / "out", code=1,
+                     env={"FAKE_MEMORY": "1000000"}, contains="no size fits")
+        self.assertFalse((build / "out").exists())
+
+    def test_sweep_writes_steps_and_ceiling(self):
+        build = self.fake_build(steps=STEPS)
+        out = build / "out"
+        self.run_all(build, "--sweep", "--sweep-range", "10:11", "--steps", "01,02", "--out", out, code=0,
+                     one_line=False)
+        rows = suite.read_sweep_csv(out / "sweep.csv")
+        self.assertEqual(sorted({r["step"] for r in rows}), ["01_interleaved", "02_sequential", suite.CEILING_TOOL])
+        self.assertEqual(sorted({r["n"] for r in rows}), [1024, 2048])
+
+
+class PlotSweep(ScriptCase):
+    def test_bad_input(self):
+        tmp = self.tmp()
+        header = suite.records_to_csv([])
+        files = {"empty.csv": "", "header.csv": header, "garbage.csv": "this is not\na sweep,at all\n",
+                 "badrow.csv": header + "01_a,x,abc,uniform\n"}
+        for name, text in files.items():
+            (tmp / name).write_text(text)
+        good = H100 / "sweep.csv"
+        cases = [([], 2), ([good], 2), ([tmp / "missing.csv", tmp / "a.png"], 2), ([good, tmp / "a.txt"], 2),
+                 ([good, tmp / "no" / "such" / "a.png"], 2)]
+        cases += [([tmp / name, tmp / "out.png"], 1) for name in files]
+        for args, code in cases:
+            with self.subTest(args=args):
+                self.run_script([*PLOT, *args], code)
+        self.assertFalse((tmp / "out.png").exists())
+
+    def test_without_matplotlib(self):
+        fake = self.tmp()
+        (fake / "matplotlib").mkdir()
+        (fake / "matplotlib" / "__init__.py").write_text("raise ImportError('no matplotlib here (test)')\n")
+        out = self.tmp() / "sweep.png"
+        self.run_script([*PLOT, H100 / "sweep.csv", out], 77, {"PYTHONPATH": str(fake)}, contains="matplotlib")
+        self.assertFalse(out.exists())
+
+
+class ShellScripts(ScriptCase):
+    def test_measure_gpu_usage(self):
+        self.run_script(["bash", SCRIPTS / "measure_gpu.sh"], 2, contains="usage")
+        self.run_script(["bash", SCRIPTS / "measure_gpu.sh", "a", "b", "c"], 2)
+        self.run_script(["bash", SCRIPTS / "measure_gpu.sh", "--frob"], 2)
+        self.run_script(["bash", SCRIPTS / "measure_gpu.sh", H100 / "table.json"], 2)
+
+    def test_measure_gpu_without_gpu_leaves_out_alone(self):
+        out = self.tmp()
+        (out / "table.json").write_text("old\n")
+        self.run_script(["bash", SCRIPTS / "measure_gpu.sh", out, self.tmp()], 77,
+                        {"PATH": self.tool_path(without=("nvidia-smi",))}, one_line=False)
+        self.assertEqual([p.name for p in out.iterdir()], ["table.json"])
+        self.assertEqual((out / "table.json").read_text(), "old\n")
+
+    def test_check_gpu_usage_and_no_gpu(self):
+        self.run_script(["bash", SCRIPTS / "check_gpu.sh", "a", "b"], 2)
+        self.run_script(["bash", SCRIPTS / "check_gpu.sh", "--frob"], 2)
+        self.run_script(["bash", SCRIPTS / "check_gpu.sh", self.tmp()], 77, {"PATH": self.tool_path()})
+
+    def profile(self, build, code, env=None, out=None, **kw):
+        args = ["-o", out] if out else []
+        return self.run_script(["bash", SCRIPTS / "profile_steps.sh", *args, build], code,
+                               dict(env or {}, LOG_DIR=str(self.tmp())), **kw)
+
+    def test_profile_steps_bad_build(self):
+        self.profile("/nonexistent/build", 2, contains="no such build folder")
+        self.profile(self.tmp(), 2, contains="not built")
+        self.run_script(["bash", SCRIPTS / "profile_steps.sh", "a", "b", "c"], 2)
+        self.run_script(["bash", SCRIPTS / "profile_steps.sh", "-o", "/no/such/folder/p.csv"], 2)
+
+    def test_profile_steps_no_gpu_no_ncu_ncu_fails_or_says_nothing(self):
+        build = self.fake_build()
+        fake_ncu = self.tmp()
+        write_exe(fake_ncu / "ncu", FAKE_NCU.format(python=sys.executable))
+        path = self.tool_path()
+        out = self.tmp() / "profile.csv"
+        self.profile(build, 77, {"FAKE_GPU": "none", "PATH": path}, out)
+        self.profile(build, 1, {"PATH": path}, out, contains="ncu")
+        with_ncu = f"{fake_ncu}:{path}"
+        self.profile(build, 1, {"PATH": with_ncu, "FAKE_NCU": "fail"}, out, contains="==ERROR== the profiler")
+        self.profile(build, 1, {"PATH": with_ncu, "FAKE_NCU": "empty"}, out, contains="no counters")
+        self.assertFalse(out.exists())
+        self.profile(build, 0, {"PATH": with_ncu}, out)
+        lines = out.read_text().splitlines()
+        self.assertEqual(len(lines), 1 + len(STEPS))
+        self.assertTrue(lines[1].startswith(f'"{STEPS[0]}",'))
+
+
+class ShowLesson(ScriptCase):
+    def test_bad_input(self):
+        for args in ([], ["01"], ["01", "99"], ["01", "01"], ["01", "03"], ["02", "01"], ["01", "02", "--bogus"]):
+            with self.subTest(args=args):
+                self.run_script([*SHOW, *args], 2)
+
+    def test_stat_names_the_budget(self):
+        pairs = [(a, b) for a, b in zip(STEPS, STEPS[1:]) if (ROOT / a).is_dir() and (ROOT / b).is_dir()]
+        if not pairs:
+            self.skipTest("no neighbouring step folders yet")
+        proc = self.run_script([*SHOW, *pairs[0], "--stat"], 0)
+        self.assertIn(f"budget of {suite.LESSON_BUDGET}", proc.stdout)
+        proc = self.run_script([*SHOW, *pairs[0], "--no-comments"], 0)
+        self.assertNotIn("//", "".join(line for line in proc.stdout.splitlines() if line[:1] in "+-"
+                                       and '"' not in line))
+
+
+class SkipReasons(ScriptCase):
+    JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="(empty)" tests="4" failures="0" disabled="0" skipped="3">
+ <testcase name="smoke.01_interleaved.n1" status="notrun"><skipped message="SKIP_RETURN_CODE=77"/>
+  <system-out>01_interleaved: no usable CUDA device: no CUDA-capable device is detected
+</system-out></testcase>
+ <testcase name="smoke.02_sequential.n1" status="notrun"><skipped message="SKIP_RETURN_CODE=77"/>
+  <system-out>02_sequential: no usable CUDA device: no CUDA-capable device is detected
+</system-out></testcase>
+ <testcase name="gpu.Steps/Matrix.Sum/0  # GetParam() = 0" status="notrun">
+  <skipped message="SKIP_REGULAR_EXPRESSION_MATCHED"/>
+  <system-out>[ RUN      ] Steps/Matrix.Sum/0
+/w/tests/test_steps.cu:40: Skipped
+no usable CUDA device: CUDA driver version is insufficient
+[  SKIPPED ] Steps/Matrix.Sum/0 (0 ms)
+</system-out></testcase>
+ <testcase name="cpu.Options.Defaults" status="run"><system-out>[  PASSED  ] 1 test.</system-out></testcase>
+</testsuite>
+"""
+    LAST_TEST = """Start testing: Nov 22 07:05 UTC
+----------------------------------------------------------
+1/2 Testing: gpu.Steps/Matrix.Sum/0  # GetParam() = 0
+1/2 Test: gpu.Steps/Matrix.Sum/0  # GetParam() = 0
+Output:
+----------------------------------------------------------
+[ RUN      ] Steps/Matrix.Sum/0
+/w/tests/test_steps.cu:40: Skipped
+no usable CUDA device: CUDA driver version is insufficient
+[  SKIPPED ] Steps/Matrix.Sum/0 (0 ms)
+<end of output>
+Test time =   0.00 sec
+----------------------------------------------------------
+Test Pass Reason:
+Skip regular expression found in output. Regex=[\\[  SKIPPED \\]]
+----------------------------------------------------------
+
+2/2 Testing: cpu.Options.Defaults
+2/2 Test: cpu.Options.Defaults
+Output:
+----------------------------------------------------------
+[  PASSED  ] 1 test.
+<end of output>
+Test Passed.
+----------------------------------------------------------
+"""
+
+    def test_groups_reasons_from_junit(self):
+        build = self.tmp()
+        (build / "Testing").mkdir()
+        (build / "Testing" / "junit.xml").write_text(self.JUNIT)
+        proc = self.run_script([sys.executable, SCRIPTS / "skip_reasons", build], 0)
+        self.assertIn("3 of 4 tests skipped", proc.stdout)
+        self.assertIn("   2  no usable CUDA device: no CUDA-capable device is detected", proc.stdout)
+        self.assertIn("   1  no usable CUDA device: CUDA driver version is insufficient  (e.g. gpu.Steps/Matrix.Sum/0)",
+                      proc.stdout)
+        self.assertNotIn("cpu.Options", proc.stdout)
+
+    def test_last_test_log_when_there_is_no_junit(self):
+        build = self.tmp()
+        log = build / "Testing" / "Temporary" / "LastTest.log"
+        log.parent.mkdir(parents=True)
+        log.write_text(self.LAST_TEST)
+        proc = self.run_script([sys.executable, SCRIPTS / "skip_reasons", build], 0)
+        self.assertIn("1 of 2 tests skipped", proc.stdout)
+        self.assertIn("CUDA driver version is insufficient", proc.stdout)
+
+    def test_bad_input(self):
+        self.run_script([sys.executable, SCRIPTS / "skip_reasons", "/nonexistent"], 2)
+        self.run_script([sys.executable, SCRIPTS / "skip_reasons", "a", "b"], 2)
+        self.run_script([sys.executable, SCRIPTS / "skip_reasons", self.tmp()], 1)
+        garbage = self.tmp() / "junit.xml"
+        garbage.write_text("<not xml")
+        self.run_script([sys.executable, SCRIPTS / "skip_reasons", garbage], 1)
+
+
+class UpdateReadme(ScriptCase):
+    """update_readme in a copy of the repository's documents, scripts and results."""
+
+    def setUp(self):
+        self.repo = self.tmp() / "repo"
+        shutil.copytree(SCRIPTS, self.repo / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(suite.RESULTS / "h100", self.repo / "results" / "h100",
+                        ignore=shutil.ignore_patterns("earlier", "*.png"))
+        for name in ("steps.txt", "README.md", "PERF_NOTES.md"):
+            shutil.copy(ROOT / name, self.repo / name)
+        for step in STEPS:
+            if (ROOT / step / "README.md").is_file():
+                (self.repo / step).mkdir()
+                shutil.copy(ROOT / step / "README.md", self.repo / step / "README.md")
+
+    def docs(self):
+        return {p: p.read_text() for p in self.repo.rglob("*.md")}
+
+    def update(self, *args, code, **kw):
+        return self.run_script([sys.executable, self.repo / "scripts" / "update_readme", *args], code, **kw)
+
+    def refused(self, *args, contains=None):
+        before = self.docs()
+        self.update(*args, code=1, contains=contains)
+        self.assertEqual(self.docs(), before, "a refused update changed a README")
+
+    def h100(self):
+        return self.repo / "results" / "h100"
+
+    def test_usage(self):
+        self.update("--help", code=0)
+        self.update(self.repo / "results" / "nothing", code=2)
+        self.update(self.tmp(), code=2, contains="outside the repository")
+        self.update("--check", "--dry-run", code=2)
+        self.update("--bogus", code=2)
+
+    def test_writes_then_matches(self):
+        self.update(code=0, one_line=False)
+        self.update("--check", code=0)
+        readme = self.repo / "README.md"
+        readme.write_text(readme.read_text().replace("| 01_interleaved |", "| 01_edited |", 1))
+        before = readme.read_text()
+        proc = self.update("--check", code=1, one_line=False)
+        self.assertIn("-| 01_edited", proc.stdout)
+        self.assertEqual(readme.read_text(), before)
+
+    def test_missing_sweep_files(self):
+        (self.h100() / "sweep.csv").unlink()
+        self.refused(contains="sweep.csv")
+
+    def test_malformed_table(self):
+        (self.h100() / "table.json").write_text('{"meta": ')
+        self.refused(contains="table.json")
+
+    def test_empty_or_header_only_profile(self):
+        profile = self.h100() / "profile.csv"
+        header = profile.read_text().splitlines()[0] + "\n"
+        for text in ("", header):
+            with self.subTest(text=text):
+                profile.write_text(text)
+                self.refused(contains="profile.csv")
+
+    def test_a_step_of_the_run_without_profile(self):
+        profile = self.h100() / "profile.csv"
+        profile.write_text("".join(line for line in profile.read_text().splitlines(True)
+                                   if not line.startswith('"03_first_add"')))
+        self.refused(contains="03_first_add")
+        self.update("--force", code=0, one_line=False)
+
+    def test_fewer_sizes_need_force(self):
+        sweep = self.h100() / "sweep.csv"
+        sweep.write_text("".join(line for line in sweep.read_text().splitlines(True) if ",1024," not in line))
+        self.refused(contains="shrink")
+        self.update("--force", code=0, one_line=False)
+
+    def test_step_readme_without_markers_is_skipped(self):
+        readme = self.repo / STEPS[1] / "README.md"
+        readme.write_text("# no markers here\n")
+        proc = self.update(code=0, one_line=False)
+        self.assertIn(f"{STEPS[1]}: no measured/profile markers, skipped", proc.stdout)
+        self.assertEqual(readme.read_text(), "# no markers here\n")
+
+    def test_two_gpus_side_by_side(self):
+        h200 = self.repo / "results" / "h200"
+        shutil.copytree(self.h100(), h200)
+        table = json.loads((h200 / "table.json").read_text())
+        table["meta"].update(device="NVIDIA H200", commit="abc123")
+        for r in table["records"]:
+            r.update(device="NVIDIA H200", step=suite.current_name(r["step"], STEPS), cpu_parallel_ms=3.0,
+                     cpu_threads=16)
+        table["records"].insert(0, dict(table["records"][0], step=STEPS[0], lesson="new here"))
+        table["ceiling"] = {"tool": "read_ceiling", "n": 1 << 26, "median_ms": 0.06, "gbps": 4400.0, "pct_peak": 91.4}
+        (h200 / "table.json").write_text(json.dumps(table))
+        for name in ("sweep.csv", "profile.csv"):
+            (h200 / name).write_text((h200 / name).read_text().replace("08_cub", suite.library_step(STEPS)))
+        self.update(code=0, one_line=False)
+        readme = (self.repo / "README.md").read_text()
+        gpus = suite.block_between_markers(readme, "gpus")
+        self.assertIn("H200 GB/s", gpus)
+        self.assertIn("H100 80GB HBM3 GB/s", gpus)
+        self.assertIn(f"{suite.library_step(STEPS)} (08_cub on the H100 80GB HBM3)", gpus)
+        self.assertIn("Not measured on the H100", gpus)
+        results = suite.block_between_markers(readme, "results")
+        self.assertIn("% ceiling", results)
+        self.assertIn("vs all CPU cores", results)
+        library_readme = self.repo / suite.library_step(STEPS) / "README.md"
+        if library_readme.is_file() and suite.has_markers(library_readme.read_text(), "measured"):
+            measured = suite.block_between_markers(library_readme.read_text(), "measured")
+            self.assertIn("| 08_cub |", measured)
+            self.assertIn("NVIDIA H100", measured)
+
+
+if __name__ == "__main__":
+    unittest.main()

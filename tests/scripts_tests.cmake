@@ -1,0 +1,38 @@
+# The scripts' tests (Python unittest, no GPU needed), included by tests/CMakeLists.txt:
+#   scripts.suite       the shared module scripts/suite.py: steps.txt, counts, records, tables, CSV, markers
+#   scripts.bad_input   every script on bad input: exit 2, 1 or 77 with one line, never a traceback,
+#                       nothing written over data (fake step executables replay committed records)
+#   scripts.lesson.A.B  one per neighbouring pair of steps.txt: the kernel files' diff stays within the
+#                       budget of changed code lines (scripts/suite.py LESSON_BUDGET); skipped, with the
+#                       reason, while a folder does not exist yet
+find_package(Python3 COMPONENTS Interpreter)
+if(NOT Python3_Interpreter_FOUND)
+  message(STATUS "Python 3 not found: the scripts' tests are not registered")
+else()
+  set(scripts_dir ${PROJECT_SOURCE_DIR}/scripts)
+  add_test(NAME scripts.suite COMMAND ${Python3_EXECUTABLE} -B -m unittest -v test_suite
+    WORKING_DIRECTORY ${scripts_dir})
+  add_test(NAME scripts.bad_input COMMAND ${Python3_EXECUTABLE} -B -m unittest -v test_scripts
+    WORKING_DIRECTORY ${scripts_dir})
+  set_tests_properties(scripts.suite scripts.bad_input PROPERTIES LABELS cpu TIMEOUT 300)
+
+  # The pairs come from steps.txt through the scripts' own reader (all but the library step's pair,
+  # which has no budget); configure again when steps.txt changes.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/steps.txt)
+  execute_process(COMMAND ${Python3_EXECUTABLE} -B test_lessons.py --pairs
+    WORKING_DIRECTORY ${scripts_dir}
+    OUTPUT_VARIABLE lesson_pairs ERROR_VARIABLE lesson_error RESULT_VARIABLE lesson_rc
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT lesson_rc EQUAL 0)
+    message(FATAL_ERROR "scripts/test_lessons.py --pairs: ${lesson_error}")
+  endif()
+  string(REPLACE "\n" ";" lesson_pairs "${lesson_pairs}")
+  foreach(pair IN LISTS lesson_pairs)
+    string(REPLACE " " ";" pair "${pair}")
+    list(GET pair 0 a)
+    list(GET pair 1 b)
+    add_test(NAME scripts.lesson.${a}.${b} COMMAND ${Python3_EXECUTABLE} -B test_lessons.py ${a} ${b}
+      WORKING_DIRECTORY ${scripts_dir})
+    set_tests_properties(scripts.lesson.${a}.${b} PROPERTIES LABELS cpu SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
