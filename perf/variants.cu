@@ -183,7 +183,8 @@ int main(int argc, char** argv) {
     const reduce::DeviceInfo device = reduce::open_device(0);
     reduce::L2Flusher flusher(device);
     reduce::Stream stream;
-    std::printf("%s, %d SMs, theoretical %.0f GB/s\n", device.name.c_str(), device.sm_count, device.peak_gbps);
+    std::printf("set %s: %s, %d SMs, %.1f MB L2, theoretical %.0f GB/s\n", set.c_str(), device.name.c_str(),
+                device.sm_count, device.l2_bytes / 1e6, device.peak_gbps);
     if (set == "atomics") set_atomics(logs.empty() ? std::vector<int>{20, 24, 26} : logs, flusher, stream.get());
     if (set == "latency") set_latency(flusher, stream.get(), device);
     if (set == "tiles") set_tiles(logs.empty() ? std::vector<int>{20, 23, 26, 28, 30} : logs, flusher, stream.get());

@@ -22,7 +22,7 @@ esac
 out=$1
 build=${2:-$root/build/gpu}
 [ ! -e "$out" ] || [ -d "$out" ] || die 2 "OUT $out is not a folder"
-perf_sets=${PERF_SETS:-"loop;finish;flags;claim;ends 24 28 30"}
+perf_sets=${PERF_SETS:-"atomics;latency;tiles"}
 work=$(mktemp -d)
 new="$work/new"
 mkdir -p "$new" "$work/logs"
