@@ -8,6 +8,8 @@
 #   scripts/measure_gpu.sh OUT [build-dir]        default build dir: build/gpu
 #   env: CUDAARCHS, JOBS as for check_gpu.sh; REDUCE_COMMIT names the commit where .git is absent;
 #        PERF_SETS   the sets of perf_variants to run, separated by ; (default below)
+#        PARTS       which parts to run, of: check sweep profile variants (default all four); a
+#                    device call that allows less time than all four need can run them in two calls
 #   exit codes: 0 all parts done; 1 a part failed; 2 bad usage; 77 no usable GPU
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,6 +25,11 @@ out=$1
 build=${2:-$root/build/gpu}
 [ ! -e "$out" ] || [ -d "$out" ] || die 2 "OUT $out is not a folder"
 perf_sets=${PERF_SETS:-"atomics;latency;tiles"}
+parts=" ${PARTS:-check sweep profile variants} "
+for p in $parts; do
+  case $p in check|sweep|profile|variants) ;; *) die 2 "PARTS: unknown part '$p' (check sweep profile variants)" ;; esac
+done
+want() { [[ $parts == *" $1 "* ]]; }
 work=$(mktemp -d)
 new="$work/new"
 mkdir -p "$new" "$work/logs"
@@ -51,7 +58,7 @@ check() {
   cp "$work/logs/table.json" "$new/" 2>/dev/null
   return $rc
 }
-part "GPU check" check_gpu_summary.txt table.json -- check
+want check && part "GPU check" check_gpu_summary.txt table.json -- check
 
 # 2. Every step over n = 2^10 .. 2^30 (and the read ceiling at each n).
 sweep() {
@@ -61,10 +68,10 @@ sweep() {
   cp "$work/sweep/sweep.png" "$new/" 2>/dev/null
   return $rc
 }
-part "sweep" sweep.csv sweep_meta.json -- sweep
+want sweep && part "sweep" sweep.csv sweep_meta.json -- sweep
 
 # 3. Profiler counters of every step's first reduction kernel.
-part "profile" profile.csv -- env LOG_DIR="$work/logs" "$root/scripts/profile_steps.sh" -o "$new/profile.csv" "$build"
+want profile && part "profile" profile.csv -- env LOG_DIR="$work/logs" "$root/scripts/profile_steps.sh" -o "$new/profile.csv" "$build"
 
 # 4. The experiments behind PERF_NOTES.md.
 variants() {
@@ -80,7 +87,7 @@ variants() {
   done
   return $rc
 }
-part "perf variants" variants.txt -- variants
+want variants && part "perf variants" variants.txt -- variants
 
 tar -czf "$new/logs.tar.gz" -C "$work" logs check_gpu.txt
 cat "$new/check_gpu_summary.txt" 2>/dev/null
