@@ -10,7 +10,7 @@
 // Two more things to see here:
 // - The accumulator is a double. Atomics into one float form a chain of n additions in whatever order
 //   the threads arrive; once the total reaches 2^24 times the size of an element, float cannot
-//   represent the next sum and the additions start to be rounded away (PERF_NOTES.md measures it). A
+//   represent the next sum and the additions start to be rounded away (the README measures it). A
 //   double accumulator keeps the chain's error far below float's, and a second one-thread kernel
 //   converts it to the float result and zeroes it for the next run.
 // - The result is not deterministic: the order of the additions depends on timing, so the last bits

@@ -10,8 +10,8 @@
 // The guarantee has a price and a limit: the grid may not have more blocks than fit on the device at
 // once (the launcher asks the occupancy API, and cudaLaunchCooperativeKernel refuses a larger grid
 // with cudaErrorCooperativeLaunchTooLarge), and the device must support cooperative launch (checked).
-// grid.sync() in a kernel started with <<<>>> is undefined behaviour: with more blocks than fit it
-// waits forever for blocks that cannot start.
+// grid.sync() in a kernel started with <<<>>> is not allowed (CUDA 13's Cooperative Groups detect it
+// and abort the kernel); a hand-made grid barrier there would wait forever for blocks that cannot start.
 // What changed from step 06: the kernel ends with grid.sync() and block 0's sum of the partial sums,
 // and the launcher makes one cooperative launch instead of two plain ones.
 // Usage: ./07_cooperative_grid [--n 2^26] [--block 256] [--pattern int] [--help]

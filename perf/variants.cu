@@ -6,7 +6,7 @@
 //   latency   one thread chasing pointers through a buffer far larger than L2: DRAM latency, the
 //             number Little's law needs (bytes in flight = bandwidth x latency)
 //   tiles     the read-only one-tile-per-block kernel (perf/read_ceiling.cu) at every block size and
-//             number of float4 loads per thread: what steps 10 and 11 choose from
+//             number of float4 loads per thread: what step 10 and the read ceiling choose from
 //   perf_variants SET [log2 n ...]
 #include <algorithm>
 #include <cmath>

@@ -393,8 +393,10 @@ class UpdateReadme(ScriptCase):
     def setUp(self):
         self.repo = self.tmp() / "repo"
         shutil.copytree(SCRIPTS, self.repo / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copytree(suite.RESULTS / "h100", self.repo / "results" / "h100",
-                        ignore=shutil.ignore_patterns("earlier", "*.png"))
+        for gpu in ("h100", "h200"):  # the older record, and the one the READMEs are generated from
+            if (suite.RESULTS / gpu).is_dir():
+                shutil.copytree(suite.RESULTS / gpu, self.repo / "results" / gpu,
+                                ignore=shutil.ignore_patterns("earlier", "explore", "*.png"))
         for name in ("steps.txt", "README.md", "PERF_NOTES.md"):
             shutil.copy(ROOT / name, self.repo / name)
         for step in STEPS:
@@ -416,6 +418,11 @@ class UpdateReadme(ScriptCase):
     def h100(self):
         return self.repo / "results" / "h100"
 
+    def main_record(self):
+        """The record update_readme reads by default: h200 where it is committed, else h100."""
+        h200 = self.repo / "results" / "h200"
+        return h200 if h200.is_dir() else self.h100()
+
     def test_usage(self):
         self.update("--help", code=0)
         self.update(self.repo / "results" / "nothing", code=2)
@@ -434,15 +441,15 @@ class UpdateReadme(ScriptCase):
         self.assertEqual(readme.read_text(), before)
 
     def test_missing_sweep_files(self):
-        (self.h100() / "sweep.csv").unlink()
+        (self.main_record() / "sweep.csv").unlink()
         self.refused(contains="sweep.csv")
 
     def test_malformed_table(self):
-        (self.h100() / "table.json").write_text('{"meta": ')
+        (self.main_record() / "table.json").write_text('{"meta": ')
         self.refused(contains="table.json")
 
     def test_empty_or_header_only_profile(self):
-        profile = self.h100() / "profile.csv"
+        profile = self.main_record() / "profile.csv"
         header = profile.read_text().splitlines()[0] + "\n"
         for text in ("", header):
             with self.subTest(text=text):
@@ -450,14 +457,14 @@ class UpdateReadme(ScriptCase):
                 self.refused(contains="profile.csv")
 
     def test_a_step_of_the_run_without_profile(self):
-        profile = self.h100() / "profile.csv"
+        profile = self.main_record() / "profile.csv"
         profile.write_text("".join(line for line in profile.read_text().splitlines(True)
                                    if not line.startswith('"03_first_add"')))
         self.refused(contains="03_first_add")
         self.update("--force", code=0, one_line=False)
 
     def test_fewer_sizes_need_force(self):
-        sweep = self.h100() / "sweep.csv"
+        sweep = self.main_record() / "sweep.csv"
         sweep.write_text("".join(line for line in sweep.read_text().splitlines(True) if ",1024," not in line))
         self.refused(contains="shrink")
         self.update("--force", code=0, one_line=False)
@@ -471,6 +478,7 @@ class UpdateReadme(ScriptCase):
 
     def test_two_gpus_side_by_side(self):
         h200 = self.repo / "results" / "h200"
+        shutil.rmtree(h200, ignore_errors=True)  # the committed H200 record, replaced by a fake one
         shutil.copytree(self.h100(), h200)
         table = json.loads((h200 / "table.json").read_text())
         table["meta"].update(device="NVIDIA H200", commit="abc123")
@@ -482,7 +490,9 @@ class UpdateReadme(ScriptCase):
         (h200 / "table.json").write_text(json.dumps(table))
         for name in ("sweep.csv", "profile.csv"):
             (h200 / name).write_text((h200 / name).read_text().replace("08_cub", suite.library_step(STEPS)))
-        self.update(code=0, one_line=False)
+        rows = (h200 / "profile.csv").read_text().splitlines()  # the new first step's counters: any row's
+        (h200 / "profile.csv").write_text("\n".join(rows + [f'"{STEPS[0]}",' + rows[1].split(",", 1)[1]]) + "\n")
+        self.update("--force", code=0, one_line=False)  # the fake record holds fewer steps than the real one
         readme = (self.repo / "README.md").read_text()
         gpus = suite.block_between_markers(readme, "gpus")
         self.assertIn("H200 GB/s", gpus)

@@ -211,8 +211,8 @@ TEST_P(EachStep, ScratchSizeIsEnoughAtEverySize) {
 }
 
 // The harness hands the same scratch to every launch. Here runs on different inputs and sizes share
-// one scratch buffer, each result checked (step 07 would read a previous run's partial sums if it left
-// its slots full); a step that relies on zero-filled scratch must hand it back zero-filled.
+// one scratch buffer, each result checked (steps 08-10 would read a previous run's partial sums if they left
+// their slots full); a step that relies on zero-filled scratch must hand it back zero-filled.
 TEST_P(EachStep, ReusesItsScratchAcrossRuns) {
   SKIP_WITHOUT_GPU();
   const Step& step = *GetParam();
