@@ -1,11 +1,9 @@
 // The read ceiling: how fast a kernel that only reads can stream n floats from DRAM on this GPU.
 //
-// Not a step: nothing is summed to one value, so there is no result to check. Each block reads one
-// tile of kBlock threads x kLoads float4s, every load issued before the first add, and writes one
-// partial sum that nobody reads (it keeps the loads alive). One tile per block lets the hardware
-// hand tiles to whichever SM is free, so no SM idles at the end; no block waits for another. It is
-// the fastest read-only shape measured on the H200 (PERF_NOTES.md), and the table reports every step
-// as a share of it, beside the share of the theoretical peak. Timed like the steps: L2 flushed before
+// Not a step: nothing is summed to one value, so there is no result to check. The kernel is
+// perf/read_tiles.cuh's at 512 threads x 8 float4 loads, one of the fastest read-only shapes measured
+// on the H200 (the set `tiles`, PERF_NOTES.md); the table reports every step as a share of it, beside
+// the share of the theoretical peak. Timed like the steps: L2 flushed before
 // every run, events around the launch only, median of --iters runs.
 // Usage: ./read_ceiling [--n 2^26] [--iters 50] [--format text|json] [--device 0]
 #include <cstdio>
@@ -14,27 +12,13 @@
 
 #include "device.cuh"
 #include "options.hpp"
+#include "read_tiles.cuh"
 
 namespace {
 
 constexpr int kBlock = 512;
 constexpr int kLoads = 8;
 constexpr std::int64_t kTile = std::int64_t{kBlock} * kLoads;  // float4s per block
-
-__global__ void __launch_bounds__(kBlock) read_tiles(const float4* __restrict__ in, std::int64_t vectors,
-                                                     float* __restrict__ sink) {
-  const std::int64_t base = blockIdx.x * kTile + threadIdx.x;
-  float4 x[kLoads];
-#pragma unroll
-  for (int k = 0; k < kLoads; ++k) {
-    const std::int64_t v = base + k * kBlock;
-    x[k] = v < vectors ? in[v] : float4{0.0f, 0.0f, 0.0f, 0.0f};
-  }
-  float sum = 0.0f;
-#pragma unroll
-  for (int k = 0; k < kLoads; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);
-  if (sum == -1.0f) sink[blockIdx.x] = sum;  // never true for the zero-filled input; keeps the loads
-}
 
 int run(const reduce::Options& opt) {
   const reduce::DeviceInfo device = reduce::open_device(opt.device);
@@ -51,7 +35,7 @@ int run(const reduce::Options& opt) {
     reduce::Event start, stop;
     flusher.flush(stream.get());
     CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
-    read_tiles<<<static_cast<unsigned>(blocks), kBlock, 0, stream.get()>>>(in.get(), vectors, sink.get());
+    read_tiles<kBlock, kLoads><<<static_cast<unsigned>(blocks), kBlock, 0, stream.get()>>>(in.get(), vectors, sink.get());
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
     CUDA_CHECK(cudaEventSynchronize(stop.get()));

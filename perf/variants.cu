@@ -18,6 +18,7 @@
 
 #include "device.cuh"
 #include "input.hpp"
+#include "read_tiles.cuh"
 
 namespace {
 
@@ -119,22 +120,7 @@ void set_latency(reduce::L2Flusher& flusher, cudaStream_t stream, const reduce::
 }
 
 // ---------------------------------------------------------------------------------------------
-// Set tiles: perf/read_ceiling.cu's kernel, templated on block size and loads per thread.
-template <int Block, int Loads>
-__global__ void __launch_bounds__(Block) read_tiles(const float4* __restrict__ in, std::int64_t vectors, float* sink) {
-  const std::int64_t base = blockIdx.x * (std::int64_t{Block} * Loads) + threadIdx.x;
-  float4 x[Loads];
-#pragma unroll
-  for (int k = 0; k < Loads; ++k) {
-    const std::int64_t v = base + k * Block;
-    x[k] = v < vectors ? in[v] : float4{0.0f, 0.0f, 0.0f, 0.0f};
-  }
-  float sum = 0.0f;
-#pragma unroll
-  for (int k = 0; k < Loads; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);
-  if (sum == -1.0f) sink[blockIdx.x] = sum;
-}
-
+// Set tiles: perf/read_tiles.cuh's kernel (perf/read_ceiling.cu's) at every shape.
 template <int Block, int Loads>
 void tiles_cell(const float4* in, std::int64_t vectors, float* sink, reduce::L2Flusher& flusher, cudaStream_t stream) {
   const std::int64_t blocks = std::max<std::int64_t>(reduce::ceil_div(vectors, std::int64_t{Block} * Loads), 1);
