@@ -68,11 +68,14 @@ int main(int argc, char** argv) {
   try {
     const reduce::Options opt = reduce::parse_options(argc, argv);
     if (opt.help) {
-      std::cout << "read_ceiling: the read-only streaming kernel (no result to check)\n"
-                << reduce::usage("read_ceiling", kBlock);
+      std::cout << "usage: read_ceiling [--n COUNT] [--iters N] [--warmup N] [--format text|json] [--device N]\n"
+                   "Times the read-only streaming kernel of perf/read_tiles.cuh (" << kBlock << " threads x " << kLoads
+                << " float4 loads per block) on n zero floats,\nL2 flushed before every timed run; nothing to check.\n"
+                   "COUNT as the steps take it (1000, 4K, 16M, 2^26); exit codes 0, 2 bad usage, 77 no usable GPU.\n";
       return 0;
     }
     if (opt.format == reduce::Format::csv) throw reduce::UsageError("--format csv: read_ceiling prints text or json");
+    if (opt.block_given) throw reduce::UsageError("--block: read_ceiling's shape is fixed (see perf/read_ceiling.cu)");
     return run(opt);
   } catch (const reduce::UsageError& e) {
     std::fprintf(stderr, "read_ceiling: %s\n", e.what());
