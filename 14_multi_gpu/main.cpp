@@ -54,6 +54,13 @@ struct World {
     return code;
   }
   bool all(bool ok) const { return agree(ok ? 0 : 1) == 0; }
+  // Rank 0's value, on every rank.
+  int from_root(int v) const {
+#ifdef REDUCE_WITH_MPI
+    MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+#endif
+    return v;
+  }
 
   // Per timed run, the slowest process's time.
   void max_each(std::vector<double>& v) const {
@@ -234,8 +241,10 @@ int run(World& world, int argc, char** argv) {
     }
   }
   const int agreed = world.agree(code);
+  const int root_code = world.from_root(code);
   if (agreed != 0) {
-    if (code != 0 && (world.root() || code != 2))
+    // One line: rank 0's reason, or, where rank 0 could go on, each failing rank's own.
+    if (code != 0 && (world.root() || root_code == 0))
       std::fprintf(stderr, "14_multi_gpu%s: %s%s\n", world.size > 1 ? (" rank " + std::to_string(world.rank)).c_str() : "",
                    code == 77 ? "no usable GPUs: " : "", why.c_str());
     return agreed;
