@@ -18,7 +18,7 @@ gtest_discover_tests(multi_gpu_tests TEST_PREFIX "gpu." PROPERTIES LABELS "gpu;m
   DISCOVERY_TIMEOUT 60)
 
 # The command line: bad usage is one line and exit 2 before any GPU is touched; --help exits 0.
-set(step14_usage_cases  # name|expected exit code|text the message must contain|arguments
+reduce_add_usage_tests(cli.14_multi_gpu $<TARGET_FILE:14_multi_gpu>
   "gpus_zero|2|--gpus|--gpus 0"
   "gpus_not_a_number|2|--gpus|--gpus two"
   "sweep_malformed|2|--sweep|--sweep 16"
@@ -27,18 +27,6 @@ set(step14_usage_cases  # name|expected exit code|text the message must contain|
   "device_not_for_this_step|2|--device|--device 1"
   "unknown_option|2|--frobnicate|--frobnicate"
   "help|0|--gpus|--help")
-foreach(case IN LISTS step14_usage_cases)
-  string(REPLACE "|" ";" parts "${case}")
-  list(GET parts 0 name)
-  list(GET parts 1 code)
-  list(GET parts 2 expect_text)
-  list(GET parts 3 args)
-  string(REPLACE " " "," args "${args}")
-  add_test(NAME cli.14_multi_gpu.${name}
-    COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:14_multi_gpu> -DARGS=${args} -DCODE=${code} -DTEXT=${expect_text}
-            -P ${PROJECT_SOURCE_DIR}/tests/expect_exit.cmake)
-  set_tests_properties(cli.14_multi_gpu.${name} PROPERTIES LABELS cpu)
-endforeach()
 
 # Smoke runs of the executable: one GPU, then every GPU at sizes that do not divide evenly.
 foreach(n IN ITEMS 1 1000 1000003)
