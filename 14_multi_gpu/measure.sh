@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Step 14 on one GPU machine, in one go: the topology, this step's tests, compute-sanitizer's memcheck
-# on the one-GPU run, then both modes (one process; one process per GPU under mpirun) at N = 1 ..
-# every visible GPU: the sweep n = 2^16 .. 2^32 (strong scaling at 2^32, the crossover), and weak
-# scaling at 2^30 floats per GPU. Writes into OUT: the JSON records (sweep.jsonl, weak.jsonl),
+# Step 14 on one GPU machine, in one go: builds this step's targets in BUILD, prints the topology,
+# runs this step's tests, then both modes (one process; one process per GPU under mpirun) at N = 1 ..
+# every visible GPU: the sweep n = 2^16 .. 2^32 (strong scaling at 2^32, the crossover) and weak
+# scaling at 2^30 floats per GPU; last, compute-sanitizer's memcheck on the one-GPU run. Writes into OUT: the JSON records (sweep.jsonl, weak.jsonl),
 # meta.json, topo.txt, the tables (multi_gpu.md), the plot (scaling.png, where matplotlib is), the
 # logs, and summary.txt, which it also prints.
 #
-#   14_multi_gpu/measure.sh BUILD OUT     BUILD: a configured and built tree (ninja -C BUILD)
+#   14_multi_gpu/measure.sh BUILD OUT     BUILD: a configured tree (cmake -S . -B BUILD)
 #   exit codes: 0 every part ran and every record passed; 1 a part failed (the rest still ran);
 #               2 bad usage; 77 no GPU, or step 14 not built (no NCCL)
 # Then: copy OUT into results/<machine>/ and run
@@ -27,7 +27,17 @@ out=$2
 [ -f "$build/CMakeCache.txt" ] || die 2 "$build is not a CMake build folder ($usage)"
 bin=$build/bin/14_multi_gpu
 mpibin=$build/bin/14_multi_gpu_mpi
-[ -x "$bin" ] || die 77 "$bin is not built (configure found no NCCL, or the build did not run: ninja -C $build)"
+# This step's targets (nothing to do when the whole tree is built): the MPI one where configure made it,
+# the tests where configure found GoogleTest.
+targets=$(cmake --build "$build" --target help 2>/dev/null | sed -E 's/^[.]{3} //; s/[: ].*$//' |
+  grep -xE '14_multi_gpu|14_multi_gpu_mpi|multi_gpu_tests|multi_gpu_cpu_tests' | sort -u | tr '\n' ' ')
+if [ -z "$targets" ]; then
+  die 77 "step 14 is not in $build: configure found no NCCL (see its '14_multi_gpu:' line)"
+fi
+# shellcheck disable=SC2086  # one word per target
+cmake --build "$build" --parallel "$(nproc)" --target $targets >"${TMPDIR:-/tmp}/measure_build.log" 2>&1 ||
+  die 1 "building $targets failed (${TMPDIR:-/tmp}/measure_build.log)"
+[ -x "$bin" ] || die 77 "$bin is not built (configure found no NCCL)"
 command -v nvidia-smi >/dev/null || die 77 "no nvidia-smi: no NVIDIA driver here"
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 [ "$gpus" -ge 1 ] || die 77 "nvidia-smi lists no GPU"
@@ -82,19 +92,7 @@ rc=$?
 note "other tests: $(grep -E 'tests passed|tests failed' "$out/logs/tests.log" | tail -1), $(grep -c '\*\*\*Skipped' "$out/logs/tests.log") skipped ($((SECONDS - t)) s)"
 [ "$rc" -eq 0 ] || failed+=("tests (see logs/tests.log)")
 
-# 3. compute-sanitizer memcheck on the one-GPU run.
-t=$SECONDS
-if command -v compute-sanitizer >/dev/null; then
-  timeout 240 compute-sanitizer --tool memcheck --error-exitcode 1 "$bin" --gpus 1 --n 1000003 --iters 2 --warmup 1 \
-    --pattern int >"$out/logs/memcheck.log" 2>&1
-  rc=$?
-  note "memcheck, N = 1: exit $rc, $(grep -m1 'ERROR SUMMARY' "$out/logs/memcheck.log" || echo 'no summary') ($((SECONDS - t)) s)"
-  [ "$rc" -eq 0 ] || failed+=("memcheck (see logs/memcheck.log)")
-else
-  failed+=("memcheck (no compute-sanitizer on PATH)")
-fi
-
-# 4. Both modes, N = 1 .. every GPU. One process per sweep holds one communicator for all its sizes;
+# 3. Both modes, N = 1 .. every GPU. One process per sweep holds one communicator for all its sizes;
 # fewer iterations at the large sizes, where generating the input on the host takes the time.
 run() {  # run MODE N FILE LOG ARGS...: one process (or mpirun), its JSON records appended to FILE
   local mode=$1 n=$2 file=$3 log=$4 rc
@@ -121,11 +119,27 @@ done
 bad=$(grep -c '"passed": false' "$out/sweep.jsonl" "$out/weak.jsonl" | awk -F: '{ s += $2 } END { print s + 0 }')
 [ "$bad" -eq 0 ] || failed+=("$bad record(s) with passed false")
 
-# 5. Tables and plot.
+# 4. Tables and plot.
 if python3 "$here/tables.py" "$out" --plot --out "$out/multi_gpu.md" 2>"$out/logs/tables.log"; then
   cat "$out/multi_gpu.md"
 else
   failed+=("tables ($(tail -1 "$out/logs/tables.log"))")
+fi
+
+# 5. compute-sanitizer memcheck on the one-GPU run, last: NCCL's start under the sanitizer may be slow,
+# and the measurements come first.
+t=$SECONDS
+# compute-sanitizer from PATH, else beside the nvcc this build used.
+nvcc_dir=$(dirname "$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")")
+sanitizer=$(command -v compute-sanitizer || ls "$nvcc_dir/compute-sanitizer" 2>/dev/null)
+if [ -n "$sanitizer" ]; then
+  timeout 150 "$sanitizer" --tool memcheck --error-exitcode 1 "$bin" --gpus 1 --n 1000003 --iters 2 --warmup 1 \
+    --pattern int >"$out/logs/memcheck.log" 2>&1
+  rc=$?
+  note "memcheck, N = 1: exit $rc, $(grep -m1 'ERROR SUMMARY' "$out/logs/memcheck.log" || echo 'no summary') ($((SECONDS - t)) s)"
+  [ "$rc" -eq 0 ] || failed+=("memcheck (see logs/memcheck.log)")
+else
+  failed+=("memcheck (no compute-sanitizer on PATH or in $nvcc_dir)")
 fi
 
 note "total $((SECONDS - started)) s"

@@ -211,7 +211,7 @@ Timings Team::run(int warmup, int iters) {
   auto start_line = [&] {
     NCCL_CHECK(ncclGroupStart());
     for (auto& m : members_)
-      NCCL_CHECK(ncclAllReduce(m->barrier.get(), m->barrier.get(), 1, ncclInt32, ncclSum, m->comm, m->stream.get()));
+      NCCL_CHECK(ncclAllReduce(m->barrier.get(), m->barrier.get(), 1, ncclInt32, ncclMax, m->comm, m->stream.get()));
     NCCL_CHECK(ncclGroupEnd());
   };
   auto combine = [&](float* const* out) {  // all-gather the partials, then add them in rank order
