@@ -2,9 +2,9 @@
 # Step 14 on one GPU machine, in one go: builds this step's targets in BUILD, prints the topology,
 # runs this step's tests, then both modes (one process; one process per GPU under mpirun) at N = 1 ..
 # every visible GPU: the sweep n = 2^16 .. 2^32 (strong scaling at 2^32, the crossover) and weak
-# scaling at 2^30 floats per GPU; last, compute-sanitizer's memcheck on the one-GPU run. Writes into OUT: the JSON records (sweep.jsonl, weak.jsonl),
-# meta.json, topo.txt, the tables (multi_gpu.md), the plot (scaling.png, where matplotlib is), the
-# logs, and summary.txt, which it also prints.
+# scaling at 2^30 floats per GPU; last, compute-sanitizer's memcheck on the one-GPU run. Writes into
+# OUT: the JSON records (sweep.jsonl, weak.jsonl), meta.json, topo.txt, the tables (multi_gpu.md), the
+# plot (scaling.png, where matplotlib is), the logs, and summary.txt, which it also prints.
 #
 #   14_multi_gpu/measure.sh BUILD OUT     BUILD: a configured tree (cmake -S . -B BUILD)
 #   exit codes: 0 every part ran and every record passed; 1 a part failed (the rest still ran);
