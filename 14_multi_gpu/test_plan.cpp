@@ -124,6 +124,10 @@ TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
   r.single_gpu_ms = 4.0;
   EXPECT_NE(multigpu::format_json(r).find("\"speedup_vs_single_gpu\": 2"), std::string::npos);
   EXPECT_DOUBLE_EQ(multigpu::gbps(r), 1000 * 4.0 / 2e-3 / 1e9);
+  const std::string t = multigpu::format_text(r);
+  EXPECT_NE(t.find("one process per GPU, MPI"), std::string::npos) << t;
+  EXPECT_NE(t.find("speedup 2.00x"), std::string::npos) << t;
+  EXPECT_EQ(t.substr(t.size() - 5), "PASS\n") << t;
 }
 
 }  // namespace

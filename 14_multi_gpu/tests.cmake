@@ -51,3 +51,10 @@ if(TARGET 14_multi_gpu_mpi)
       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;NCCL_NVLS_ENABLE=0")
   endforeach()
 endif()
+
+# tables.py on made-up records: the tables, the crossover rule, the README block.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME scripts.14_multi_gpu.tables COMMAND ${Python3_EXECUTABLE} -B -m unittest -v test_tables
+    WORKING_DIRECTORY ${step14_dir})
+  set_tests_properties(scripts.14_multi_gpu.tables PROPERTIES LABELS cpu TIMEOUT 120)
+endif()
