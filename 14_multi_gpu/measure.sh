@@ -27,6 +27,8 @@ out=$2
 [ -f "$build/CMakeCache.txt" ] || die 2 "$build is not a CMake build folder ($usage)"
 bin=$build/bin/14_multi_gpu
 mpibin=$build/bin/14_multi_gpu_mpi
+mkdir -p "$out/logs" || die 2 "cannot create $out"
+out=$(cd "$out" && pwd)
 # This step's targets (nothing to do when the whole tree is built): the MPI one where configure made it,
 # the tests where configure found GoogleTest.
 targets=$(cmake --build "$build" --target help 2>/dev/null | sed -E 's/^[.]{3} //; s/[: ].*$//' |
@@ -35,14 +37,12 @@ if [ -z "$targets" ]; then
   die 77 "step 14 is not in $build: configure found no NCCL (see its '14_multi_gpu:' line)"
 fi
 # shellcheck disable=SC2086  # one word per target
-cmake --build "$build" --parallel "$(nproc)" --target $targets >"${TMPDIR:-/tmp}/measure_build.log" 2>&1 ||
-  die 1 "building $targets failed (${TMPDIR:-/tmp}/measure_build.log)"
+cmake --build "$build" --parallel "$(nproc)" --target $targets >"$out/logs/build.log" 2>&1 ||
+  die 1 "building $targets failed (see $out/logs/build.log)"
 [ -x "$bin" ] || die 77 "$bin is not built (configure found no NCCL)"
 command -v nvidia-smi >/dev/null || die 77 "no nvidia-smi: no NVIDIA driver here"
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 [ "$gpus" -ge 1 ] || die 77 "nvidia-smi lists no GPU"
-mkdir -p "$out/logs" || die 2 "cannot create $out"
-out=$(cd "$out" && pwd)
 : >"$out/sweep.jsonl"
 : >"$out/weak.jsonl"
 failed=()
