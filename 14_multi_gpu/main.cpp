@@ -211,10 +211,10 @@ int run(World& world, int argc, char** argv) {
     return 2;
   }
   if (opt.common.help) {
-    if (world.root()) std::cout << multigpu::usage(argv[0], kMpi);
+    if (world.root()) std::cout << multigpu::usage(argv[0], kMpi, multigpu::shard_step_default_block());
     return 0;
   }
-  if (!opt.common.block_given) opt.common.block = 512;  // step 10's own default (Step::default_block)
+  if (!opt.common.block_given) opt.common.block = multigpu::shard_step_default_block();
 
   std::string why;
   const int visible = visible_gpus(&why);
@@ -226,7 +226,7 @@ int run(World& world, int argc, char** argv) {
     code = 2;
   } else if (visible == 0) {
     code = 77;
-  } else if (world.local_rank >= visible || gpus > visible) {
+  } else if (kMpi ? world.local_rank >= visible : gpus > visible) {  // MPI: ranks may span machines
     why = "this run needs " + std::to_string(kMpi ? world.local_rank + 1 : gpus) +
           " GPUs on this machine and it shows " + std::to_string(visible);
     code = 77;

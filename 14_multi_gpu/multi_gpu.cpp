@@ -122,7 +122,7 @@ std::vector<std::int64_t> sizes(const Options& opt, int gpus) {
   return out;
 }
 
-std::string usage(const char* program, bool mpi) {
+std::string usage(const char* program, bool mpi, int default_block) {
   std::ostringstream os;
   os << "usage: " << (mpi ? "mpirun -np N " : "") << program << " [options]\n"
      << "Sums one array of n floats spread over several GPUs: each GPU reduces its shard with step 10's\n"
@@ -138,7 +138,7 @@ std::string usage(const char* program, bool mpi) {
      << "                   baseline of the speedup); always measured when N = 1\n"
      << "  --iters N        timed runs; the report gives median, min and max            [50]\n"
      << "  --warmup N       untimed runs before them                                    [5]\n"
-     << "  --block N        threads per block of step 10, a power of two 32 .. 1024     [512]\n"
+     << "  --block N        threads per block of step 10, a power of two 32 .. 1024     [" << default_block << "]\n"
      << "  --seed N         seed of the input generator                                 [1]\n"
      << "  --pattern P      constant, int (exact check), uniform, mixed                 [uniform]\n"
      << "  --format F       text, or json (one record per size)                         [text]\n"

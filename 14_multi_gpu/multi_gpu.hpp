@@ -36,7 +36,7 @@ struct Options {
 // Throws reduce::UsageError with a one-line message.
 Options parse_options(const std::vector<std::string>& args);
 Options parse_options(int argc, const char* const* argv);
-std::string usage(const char* program, bool mpi);
+std::string usage(const char* program, bool mpi, int default_block);
 
 // The total element counts this invocation runs, in order: one, or one per size of the sweep.
 // `gpus` is the resolved number of GPUs (--per-gpu multiplies by it).

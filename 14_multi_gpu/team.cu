@@ -78,6 +78,8 @@ double elapsed_ms(const reduce::Event& start, const reduce::Event& stop) {
 
 }  // namespace
 
+int shard_step_default_block() { return kShardStep.default_block; }
+
 void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int line) {
   throw NcclError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
                   ncclGetErrorString(code) + " (" + ncclGetLastError(nullptr) + ")");

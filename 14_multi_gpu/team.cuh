@@ -38,6 +38,9 @@ class NcclError : public std::runtime_error {
       ::multigpu::throw_nccl_error(nccl_check_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
+// Threads per block of the kernel every shard runs (step 10's Step::default_block), when --block is not given.
+int shard_step_default_block();
+
 // What one call of Team::run or Team::single_gpu saw on this process's GPUs.
 struct Timings {
   std::vector<double> ms;          // per timed run: the slowest local GPU, from the start to its total
