@@ -95,8 +95,6 @@ struct Team::Member {
     cfg.sm_count = device.sm_count;
     CUDA_CHECK(cudaMemset(barrier.get(), 0, barrier.bytes()));
     CUDA_CHECK(cudaMemset(partials.get(), 0, partials.bytes()));
-    scratch = reduce::DeviceBuffer<unsigned char>(kShardStep.scratch_bytes(0, cfg));
-    CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));  // step.cuh: zero-filled scratch
     CUDA_CHECK(cudaDeviceSynchronize());
   }
   void use() const { CUDA_CHECK(cudaSetDevice(device.ordinal)); }
@@ -173,13 +171,17 @@ std::vector<reduce::Reference> Team::load(std::int64_t n, reduce::Pattern p, std
   for (auto& m : members_) {
     m->use();
     const Shard s = shard_of(n, ranks_, m->rank);
-    m->shard = reduce::DeviceBuffer<float>();  // free the previous size's shard before asking for room
+    m->shard = reduce::DeviceBuffer<float>();  // free the previous size's buffers before asking for room
     m->whole = reduce::DeviceBuffer<float>();
+    m->scratch = reduce::DeviceBuffer<unsigned char>();
     m->whole_loaded = false;
     const bool whole_here = single_gpu && ranks_ > 1 && m.get() == members_.front().get();
     ensure_memory(m->device, (s.count + (whole_here ? n : 0)) * sizeof(float) + (std::size_t{512} << 20));
     m->shard = reduce::DeviceBuffer<float>(s.count);
     if (whole_here) m->whole = reduce::DeviceBuffer<float>(n);
+    // Scratch for the longest reduction this GPU runs, zero-filled as step.cuh asks.
+    m->scratch = reduce::DeviceBuffer<unsigned char>(kShardStep.scratch_bytes(whole_here ? n : s.count, m->cfg));
+    CUDA_CHECK(cudaMemsetAsync(m->scratch.get(), 0, m->scratch.bytes(), m->stream.get()));
     m->begin = s.begin;
     m->count = s.count;
     refs.push_back(upload(m->shard.get(), s.begin, s.count, p, seed, host, m->stream.get()));
