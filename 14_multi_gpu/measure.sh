@@ -79,7 +79,7 @@ fi
 t=$SECONDS
 gpu_tests=$(find "$build" -name multi_gpu_tests -type f -perm -u+x | head -1)
 if [ -n "$gpu_tests" ]; then
-  timeout 300 "$gpu_tests" >"$out/logs/gpu_tests.log" 2>&1
+  timeout 180 "$gpu_tests" >"$out/logs/gpu_tests.log" 2>&1
   rc=$?
   note "GPU tests: $(grep -E '^\[ +(PASSED|SKIPPED|FAILED) +\] [0-9]+ tests?' "$out/logs/gpu_tests.log" | sed 's/^\[ *//; s/ *\] / /; s/, listed below:/ (fewer GPUs than they need, or none)/' | paste -sd ';' -) ($((SECONDS - t)) s)"
   [ "$rc" -eq 0 ] || failed+=("GPU tests (exit $rc, logs/gpu_tests.log)")
@@ -87,7 +87,7 @@ else
   failed+=("GPU tests (multi_gpu_tests not built)")
 fi
 t=$SECONDS
-timeout 300 ctest --test-dir "$build" -R '14_multi_gpu|MultiGpu' -E '^gpu[.]' --output-on-failure >"$out/logs/tests.log" 2>&1
+timeout 180 ctest --test-dir "$build" -R '14_multi_gpu|MultiGpu' -E '^gpu[.]' --output-on-failure >"$out/logs/tests.log" 2>&1
 rc=$?
 note "other tests: $(grep -E 'tests passed|tests failed' "$out/logs/tests.log" | tail -1), $(grep -c '\*\*\*Skipped' "$out/logs/tests.log") skipped ($((SECONDS - t)) s)"
 [ "$rc" -eq 0 ] || failed+=("tests (see logs/tests.log)")
