@@ -266,7 +266,7 @@ Timings Team::run(int warmup, int iters) {
   Timings timings;
   timings.ms.assign(iters, 0.0);
   timings.collective_ms.assign(iters, 0.0);
-  std::vector<float> mine(runs), mine_collective(iters), first_collective;
+  std::vector<float> mine(runs), mine_collective(iters);
   for (std::size_t i = 0; i < k; ++i) {
     members_[i]->use();
     CUDA_CHECK(cudaStreamSynchronize(members_[i]->stream.get()));
