@@ -52,9 +52,11 @@ float pattern_value(Pattern p, std::uint64_t seed, std::int64_t i) {
   return 0.0f;
 }
 
-void fill_input(float* out, std::int64_t n, Pattern p, std::uint64_t seed) {
+void fill_input(float* out, std::int64_t n, Pattern p, std::uint64_t seed) { fill_input_at(out, 0, n, p, seed); }
+
+void fill_input_at(float* out, std::int64_t first, std::int64_t n, Pattern p, std::uint64_t seed) {
   parallel_for(n, [=](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) out[i] = pattern_value(p, seed, i);
+    for (std::int64_t i = begin; i < end; ++i) out[i] = pattern_value(p, seed, first + i);
   });
 }
 

@@ -20,6 +20,9 @@ float pattern_value(Pattern p, std::uint64_t seed, std::int64_t i);
 
 // Fills out[0..n) in parallel on the CPU's cores.
 void fill_input(float* out, std::int64_t n, Pattern p, std::uint64_t seed);
+// The same for a slice of a longer array: out[i] = element first + i, for i in [0, n). A program that
+// spreads one array over several GPUs fills each GPU's shard by itself.
+void fill_input_at(float* out, std::int64_t first, std::int64_t n, Pattern p, std::uint64_t seed);
 
 // The reference: the exact-as-possible sum in double, plus sum |x| (it scales the tolerance).
 // Fixed 64K-element chunks, each summed in double, chunk sums added in order: the result does not

@@ -1,0 +1,339 @@
+#include "team.cuh"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+#include "multi_gpu.hpp"
+#include "step.cuh"
+
+namespace step10 {
+extern const reduce::Step kStep;  // the suite's fastest hand-written kernel, from 10_loads_in_flight_kernel
+}
+
+namespace multigpu {
+namespace {
+
+const reduce::Step& kShardStep = step10::kStep;
+
+// The last step of the combination: one thread adds the N gathered partials in rank order, so every
+// GPU computes the same total with the same roundings on every run.
+__global__ void add_in_rank_order(const float* partials, int ranks, float* out) {
+  float sum = partials[0];
+  for (int r = 1; r < ranks; ++r) sum += partials[r];
+  *out = sum;
+}
+
+// Host memory the input is generated in, a slice at a time, before it is copied to a GPU. Pinned
+// (page-locked) so the copies run at the bus's speed; portable, so every GPU's copies may use it.
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(std::size_t count) : count_(count) {
+    CUDA_CHECK(cudaHostAlloc(&ptr_, count * sizeof(float), cudaHostAllocPortable));
+  }
+  ~PinnedBuffer() { cudaFreeHost(ptr_); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  float* get() const { return ptr_; }
+
+ private:
+  float* ptr_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+constexpr std::int64_t kSlice = std::int64_t{1} << 24;  // floats generated and copied at a time (64 MB)
+
+// Generates elements [first, first + count) of the array into dst (device memory) through `host`,
+// a slice at a time; returns their reference sum.
+reduce::Reference upload(float* dst, std::int64_t first, std::int64_t count, reduce::Pattern p, std::uint64_t seed,
+                         const PinnedBuffer& host, cudaStream_t stream) {
+  reduce::Reference ref;
+  for (std::int64_t done = 0; done < count; done += kSlice) {
+    const std::int64_t len = std::min(kSlice, count - done);
+    reduce::fill_input_at(host.get(), first + done, len, p, seed);
+    const reduce::Reference part = reduce::reference_sum(host.get(), len);
+    ref.sum += part.sum;
+    ref.abs_sum += part.abs_sum;
+    CUDA_CHECK(cudaMemcpyAsync(dst + done, host.get(), len * sizeof(float), cudaMemcpyHostToDevice, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));  // the slice buffer is filled again next
+  }
+  return ref;
+}
+
+void ensure_memory(const reduce::DeviceInfo& device, std::size_t needed) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (needed > free_bytes)
+    throw reduce::NoUsableDevice("GPU " + std::to_string(device.ordinal) + " needs " + std::to_string(needed / 1000000) +
+                                 " MB for its part and has " + std::to_string(free_bytes / 1000000) +
+                                 " MB free; use a smaller --n or more GPUs");
+}
+
+double elapsed_ms(const reduce::Event& start, const reduce::Event& stop) {
+  float ms = 0.0f;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  return ms;
+}
+
+}  // namespace
+
+int shard_step_default_block() { return kShardStep.default_block; }
+
+void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int line) {
+  throw NcclError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+                  ncclGetErrorString(code) + " (" + ncclGetLastError(nullptr) + ")");
+}
+
+// One GPU of the team and everything its part of the reduction uses. Constructed with its device
+// current (open_device makes it so), so the stream, the flusher and the buffers live there.
+struct Team::Member {
+  Member(int rank_, int ordinal, int ranks, int block)
+      : rank(rank_), device(reduce::open_device(ordinal)), flusher(device), partials(ranks), barrier(1) {
+    cfg.block = block;
+    cfg.device = device.ordinal;
+    cfg.sm_count = device.sm_count;
+    CUDA_CHECK(cudaMemset(barrier.get(), 0, barrier.bytes()));
+    CUDA_CHECK(cudaMemset(partials.get(), 0, partials.bytes()));
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  void use() const { CUDA_CHECK(cudaSetDevice(device.ordinal)); }
+
+  // Step 10 on `count` floats at `in` into *out, on this GPU's stream.
+  void reduce_shard(const float* in, std::int64_t count, float* out) const {
+    CUDA_CHECK(kShardStep.launch(in, count, out, reduce::Scratch{scratch.get(), scratch.bytes()}, cfg, stream.get()));
+    CUDA_CHECK(cudaGetLastError());
+  }
+
+  int rank;
+  reduce::DeviceInfo device;
+  reduce::Stream stream;
+  reduce::L2Flusher flusher;
+  reduce::LaunchConfig cfg;
+  ncclComm_t comm = nullptr;
+  reduce::DeviceBuffer<float> partials;  // slot r: rank r's partial sum (after the all-gather: all of them)
+  reduce::DeviceBuffer<int> barrier;     // what the start-line all-reduce runs on
+  reduce::DeviceBuffer<unsigned char> scratch;
+  reduce::DeviceBuffer<float> shard;     // elements [begin, begin + count) of the array
+  std::int64_t begin = 0, count = 0;
+  reduce::DeviceBuffer<float> whole;     // the whole array, for single_gpu() when there are several ranks
+  bool whole_loaded = false;
+};
+
+Team::Team(int ranks, int block) : ranks_(ranks), block_(block) {}
+Team::Team(Team&&) noexcept = default;
+Team& Team::operator=(Team&&) noexcept = default;
+
+Team::~Team() {
+  // During unwinding (an error somewhere) peers may never join a finalize: abort instead.
+  const bool unwinding = std::uncaught_exceptions() > 0;
+  if (!unwinding) {
+    ncclGroupStart();  // one thread finalizing several communicators of one clique must group the calls
+    for (auto& m : members_)
+      if (m->comm) ncclCommFinalize(m->comm);
+    ncclGroupEnd();
+  }
+  for (auto& m : members_) {
+    if (!m->comm) continue;
+    if (unwinding) ncclCommAbort(m->comm);
+    else ncclCommDestroy(m->comm);
+    m->comm = nullptr;
+  }
+}
+
+Team Team::all_local(int gpus, int block) {
+  Team team(gpus, block);
+  for (int d = 0; d < gpus; ++d) team.members_.push_back(std::make_unique<Member>(d, d, gpus, block));
+  std::vector<ncclComm_t> comms(gpus);
+  std::vector<int> devices(gpus);
+  for (int d = 0; d < gpus; ++d) devices[d] = d;
+  NCCL_CHECK(ncclCommInitAll(comms.data(), gpus, devices.data()));
+  for (int d = 0; d < gpus; ++d) team.members_[d]->comm = comms[d];
+  return team;
+}
+
+Team Team::one_rank(int device, int ranks, int rank, const ncclUniqueId& id, int block) {
+  Team team(ranks, block);
+  team.members_.push_back(std::make_unique<Member>(rank, device, ranks, block));
+  team.members_[0]->use();
+  NCCL_CHECK(ncclCommInitRank(&team.members_[0]->comm, ranks, id, rank));
+  return team;
+}
+
+const reduce::DeviceInfo& Team::first_device() const { return members_.front()->device; }
+
+std::vector<reduce::Reference> Team::load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, bool single_gpu) {
+  n_ = n;
+  pattern_ = p;
+  seed_ = seed;
+  PinnedBuffer host(kSlice);
+  std::vector<reduce::Reference> refs;
+  for (auto& m : members_) {
+    m->use();
+    const Shard s = shard_of(n, ranks_, m->rank);
+    m->shard = reduce::DeviceBuffer<float>();  // free the previous size's buffers before asking for room
+    m->whole = reduce::DeviceBuffer<float>();
+    m->scratch = reduce::DeviceBuffer<unsigned char>();
+    m->whole_loaded = false;
+    const bool whole_here = single_gpu && ranks_ > 1 && m.get() == members_.front().get();
+    ensure_memory(m->device, (s.count + (whole_here ? n : 0)) * sizeof(float) + (std::size_t{512} << 20));
+    m->shard = reduce::DeviceBuffer<float>(s.count);
+    if (whole_here) m->whole = reduce::DeviceBuffer<float>(n);
+    // Scratch for the longest reduction this GPU runs, zero-filled as step.cuh asks.
+    m->scratch = reduce::DeviceBuffer<unsigned char>(kShardStep.scratch_bytes(whole_here ? n : s.count, m->cfg));
+    CUDA_CHECK(cudaMemsetAsync(m->scratch.get(), 0, m->scratch.bytes(), m->stream.get()));
+    m->begin = s.begin;
+    m->count = s.count;
+    refs.push_back(upload(m->shard.get(), s.begin, s.count, p, seed, host, m->stream.get()));
+  }
+  return refs;
+}
+
+Timings Team::run(int warmup, int iters) {
+  const int runs = warmup + iters;
+  const std::size_t k = members_.size();
+  std::vector<reduce::DeviceBuffer<float>> results, collective_results;
+  std::vector<std::vector<reduce::Event>> start(k), stop(k), coll_start(k), coll_stop(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    members_[i]->use();
+    results.emplace_back(runs);
+    collective_results.emplace_back(iters);
+    CUDA_CHECK(cudaMemset(results[i].get(), 0xFF, results[i].bytes()));  // NaN: a total never written fails
+    for (int t = 0; t < iters; ++t) {
+      start[i].emplace_back();
+      stop[i].emplace_back();
+      coll_start[i].emplace_back();
+      coll_stop[i].emplace_back();
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  // A start line on the devices: a one-int all-reduce that no GPU leaves before every GPU has
+  // entered it (all flushed, in a timed run). Each GPU's timing starts when it leaves, so the GPUs
+  // start together within the all-reduce's last hop, in one process or many (events cannot time
+  // across processes). Host enqueue time counts where the GPUs outrun it, as it would for a user.
+  auto start_line = [&] {
+    NCCL_CHECK(ncclGroupStart());
+    for (auto& m : members_)
+      NCCL_CHECK(ncclAllReduce(m->barrier.get(), m->barrier.get(), 1, ncclInt32, ncclMax, m->comm, m->stream.get()));
+    NCCL_CHECK(ncclGroupEnd());
+  };
+  auto combine = [&](float* const* out) {  // all-gather the partials, then add them in rank order
+    NCCL_CHECK(ncclGroupStart());
+    for (auto& m : members_)  // in place: rank r's send buffer is slot r of the receive buffer
+      NCCL_CHECK(ncclAllGather(m->partials.get() + m->rank, m->partials.get(), 1, ncclFloat32, m->comm, m->stream.get()));
+    NCCL_CHECK(ncclGroupEnd());
+    for (std::size_t i = 0; i < k; ++i) {
+      members_[i]->use();
+      add_in_rank_order<<<1, 1, 0, members_[i]->stream.get()>>>(members_[i]->partials.get(), ranks_, out[i]);
+      CUDA_CHECK(cudaGetLastError());
+    }
+  };
+  auto record = [&](std::vector<std::vector<reduce::Event>>& events, int t) {
+    for (std::size_t i = 0; i < k; ++i) {
+      members_[i]->use();
+      CUDA_CHECK(cudaEventRecord(events[i][t].get(), members_[i]->stream.get()));
+    }
+  };
+
+  std::vector<float*> out(k);
+  for (int r = 0; r < runs; ++r) {
+    const bool timed = r >= warmup;
+    if (timed)
+      for (auto& m : members_) {
+        m->use();
+        m->flusher.flush(m->stream.get());
+      }
+    start_line();
+    if (timed) record(start, r - warmup);
+    for (std::size_t i = 0; i < k; ++i) {
+      Member& m = *members_[i];
+      m.use();
+      m.reduce_shard(m.shard.get(), m.count, m.partials.get() + m.rank);
+      out[i] = results[i].get() + r;
+    }
+    combine(out.data());
+    if (timed) record(stop, r - warmup);
+  }
+  for (int t = 0; t < iters; ++t) {
+    start_line();
+    record(coll_start, t);
+    for (std::size_t i = 0; i < k; ++i) out[i] = collective_results[i].get() + t;
+    combine(out.data());
+    record(coll_stop, t);
+  }
+
+  Timings timings;
+  timings.ms.assign(iters, 0.0);
+  timings.collective_ms.assign(iters, 0.0);
+  std::vector<float> mine(runs), mine_collective(iters);
+  for (std::size_t i = 0; i < k; ++i) {
+    members_[i]->use();
+    CUDA_CHECK(cudaStreamSynchronize(members_[i]->stream.get()));
+    for (int t = 0; t < iters; ++t) {
+      timings.ms[t] = std::max(timings.ms[t], elapsed_ms(start[i][t], stop[i][t]));
+      timings.collective_ms[t] = std::max(timings.collective_ms[t], elapsed_ms(coll_start[i][t], coll_stop[i][t]));
+    }
+    CUDA_CHECK(cudaMemcpy(mine.data(), results[i].get(), results[i].bytes(), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(mine_collective.data(), collective_results[i].get(), collective_results[i].bytes(),
+                          cudaMemcpyDeviceToHost));
+    if (i == 0) timings.results = mine;
+    else timings.gpus_agree = timings.gpus_agree && std::memcmp(mine.data(), timings.results.data(), mine.size() * 4) == 0;
+    // The collective-only runs re-combine the last run's partials: they must give its total again.
+    for (float v : mine_collective)
+      timings.gpus_agree = timings.gpus_agree && runs > 0 && std::memcmp(&v, &timings.results.back(), 4) == 0;
+  }
+  return timings;
+}
+
+Timings Team::single_gpu(int warmup, int iters) {
+  Member& m = *members_.front();
+  m.use();
+  const float* in = m.shard.get();
+  if (ranks_ > 1) {
+    if (!m.whole.get() && n_ > 0) throw std::logic_error("Team::single_gpu: load() kept no room for the whole array");
+    if (!m.whole_loaded) {
+      PinnedBuffer host(kSlice);
+      upload(m.whole.get(), 0, n_, pattern_, seed_, host, m.stream.get());
+      m.whole_loaded = true;
+    }
+    in = m.whole.get();
+  }
+  const int runs = warmup + iters;
+  reduce::DeviceBuffer<float> results(runs);
+  CUDA_CHECK(cudaMemset(results.get(), 0xFF, results.bytes()));
+  std::vector<reduce::Event> start(iters), stop(iters);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  for (int r = 0; r < runs; ++r) {
+    const bool timed = r >= warmup;
+    if (timed) {
+      m.flusher.flush(m.stream.get());
+      CUDA_CHECK(cudaEventRecord(start[r - warmup].get(), m.stream.get()));
+    }
+    m.reduce_shard(in, n_, results.get() + r);
+    if (timed) CUDA_CHECK(cudaEventRecord(stop[r - warmup].get(), m.stream.get()));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(m.stream.get()));
+  Timings timings;
+  for (int t = 0; t < iters; ++t) timings.ms.push_back(elapsed_ms(start[t], stop[t]));
+  timings.results.resize(runs);
+  CUDA_CHECK(cudaMemcpy(timings.results.data(), results.get(), results.bytes(), cudaMemcpyDeviceToHost));
+  return timings;
+}
+
+bool Team::input_unchanged() const {
+  std::vector<float> expected(static_cast<std::size_t>(kSlice));
+  PinnedBuffer seen(kSlice);
+  for (const auto& m : members_) {
+    m->use();
+    for (std::int64_t done = 0; done < m->count; done += kSlice) {
+      const std::int64_t len = std::min(kSlice, m->count - done);
+      CUDA_CHECK(cudaMemcpy(seen.get(), m->shard.get() + done, len * sizeof(float), cudaMemcpyDeviceToHost));
+      reduce::fill_input_at(expected.data(), m->begin + done, len, pattern_, seed_);
+      if (std::memcmp(seen.get(), expected.data(), len * sizeof(float)) != 0) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace multigpu

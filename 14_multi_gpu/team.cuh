@@ -1,0 +1,95 @@
+// The GPU side of step 14: a team of GPUs, one NCCL rank each, that reduces one array together.
+//
+// A process holds one member of the team (one process per GPU, under MPI) or every member (one
+// process drives all GPUs). Either way each member: reduces its shard with step 10's launcher into
+// slot `rank` of an N-float array on its own GPU; takes part in one ncclAllGather that fills that
+// array with every rank's partial; adds the N partials in rank order with one thread. Every GPU then
+// holds the same total, bit for bit, and the same one on every run: an all-gather only copies, and
+// the order of the final additions is fixed. ncclAllReduce would also leave the total on every GPU,
+// but the order in which it adds is NCCL's choice (ring or tree, channels, protocol, which can change
+// with N, the machine and the version), so its bits are not promised to stay the same.
+#pragma once
+
+#include <nccl.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "device.cuh"
+#include "input.hpp"
+#include "options.hpp"
+
+namespace multigpu {
+
+class NcclError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int line);
+
+#define NCCL_CHECK(call)                                                           \
+  do {                                                                             \
+    const ncclResult_t nccl_check_status_ = (call);                                \
+    if (nccl_check_status_ != ncclSuccess)                                         \
+      ::multigpu::throw_nccl_error(nccl_check_status_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+// Threads per block of the kernel every shard runs (step 10's Step::default_block), when --block is not given.
+int shard_step_default_block();
+
+// What one call of Team::run or Team::single_gpu saw on this process's GPUs.
+struct Timings {
+  std::vector<double> ms;          // per timed run: the slowest local GPU, from the start to its total
+  std::vector<double> collective_ms;  // per timed collective-only run (run only), the same way
+  std::vector<float> results;      // per run, warm-up runs first: the first local GPU's total
+  bool gpus_agree = true;          // every local GPU's totals bitwise equal to the first one's
+};
+
+class Team {
+ public:
+  // One process, every GPU: ranks 0 .. gpus-1 on devices 0 .. gpus-1 (ncclCommInitAll).
+  static Team all_local(int gpus, int block);
+  // One rank of a team of `ranks` processes, on `device` (ncclCommInitRank with the id rank 0 made).
+  static Team one_rank(int device, int ranks, int rank, const ncclUniqueId& id, int block);
+
+  Team(Team&&) noexcept;
+  Team& operator=(Team&&) noexcept;
+  ~Team();
+
+  int ranks() const { return ranks_; }
+  const reduce::DeviceInfo& first_device() const;
+
+  // Fills this process's shards of the n-element array (pattern p, seed) on their GPUs, and returns
+  // the reference sum of each, in rank order. Throws reduce::NoUsableDevice when a GPU lacks the memory.
+  // With single_gpu, also keeps room on the first local GPU for the whole array (single_gpu()).
+  std::vector<reduce::Reference> load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, bool single_gpu = false);
+
+  // warmup + iters reductions of the loaded array, the iters timed ones after an L2 flush on every
+  // GPU; then iters collective-only runs (all-gather and add of the partials already there).
+  Timings run(int warmup, int iters);
+
+  // Step 10 alone on the first local GPU over the whole loaded array (the baseline the speedup is
+  // measured against), timed the same way. With one rank the shard is the whole array; otherwise the
+  // array is uploaded to that GPU first (load() with single_gpu = true kept room for it).
+  Timings single_gpu(int warmup, int iters);
+
+  // Every local shard still holds the values load() put there.
+  bool input_unchanged() const;
+
+  struct Member;
+
+ private:
+  Team(int ranks, int block);
+  int ranks_ = 0;
+  int block_ = 0;
+  std::int64_t n_ = 0;
+  reduce::Pattern pattern_{};
+  std::uint64_t seed_ = 0;
+  std::vector<std::unique_ptr<Member>> members_;  // this process's GPUs, in rank order
+};
+
+}  // namespace multigpu
