@@ -11,21 +11,9 @@ gtest_discover_tests(gpu_tests_12_types_ops TEST_PREFIX "gpu." TEST_FILTER "*Hug
   PROPERTIES LABELS "gpu;huge" RUN_SERIAL TRUE TIMEOUT 900 DISCOVERY_TIMEOUT 60)
 
 # The command line: the new options refuse bad values with exit code 2 before any device is touched.
-set(types_ops_cases  # name|expected exit code|text the message must contain|arguments
+reduce_add_usage_tests($<TARGET_FILE:12_types_ops>
   "types_ops_type_unknown|2|--type|--type half"
   "types_ops_op_unknown|2|--op|--op product"
   "types_ops_pattern_unknown|2|--pattern|--pattern zeros"
   "types_ops_block_other|2|--block|--block 256"
   "types_ops_help|0|int64|--help")
-foreach(case IN LISTS types_ops_cases)
-  string(REPLACE "|" ";" parts "${case}")
-  list(GET parts 0 name)
-  list(GET parts 1 code)
-  list(GET parts 2 expect_text)
-  list(GET parts 3 args)
-  string(REPLACE " " "," args "${args}")
-  add_test(NAME cli.${name}
-    COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:12_types_ops> -DARGS=${args} -DCODE=${code} -DTEXT=${expect_text}
-            -P ${PROJECT_SOURCE_DIR}/tests/expect_exit.cmake)
-  set_tests_properties(cli.${name} PROPERTIES LABELS cpu)
-endforeach()
