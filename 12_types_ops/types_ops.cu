@@ -180,8 +180,14 @@ __device__ State<T, O> collect_partials(unsigned* flags, const State<T, O>* stat
   return v;
 }
 
+// Stats keeps a 7-field state per thread: left alone, the compiler gives it 72-74 registers, which at
+// 512 threads leaves one block (16 warps) per SM. Asking for two blocks caps it at 64 (a few bytes
+// of spill for the 8-byte types, by ptxas -v). The other operators need 32 registers and get four.
+template <Op O>
+constexpr int kMinBlocksPerSm = O == Op::stats ? 2 : 1;
+
 template <typename T, Op O, unsigned Block>
-__global__ void __launch_bounds__(Block)
+__global__ void __launch_bounds__(Block, kMinBlocksPerSm<O>)
     reduce_types_ops(const T* in, std::int64_t n, unsigned* flags, State<T, O>* states, State<T, O>* out) {
   const State<T, O> mine = block_reduce<T, O, Block>(thread_reduce<T, O, Block>(in, n));
   if (blockIdx.x != 0) {
