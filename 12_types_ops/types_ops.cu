@@ -226,6 +226,7 @@ cudaError_t launch(const T* in, std::int64_t n, State<T, O>* out, reduce::Scratc
   // Resident blocks per SM do not change for one kernel on this process's device: asked once.
   static int per_sm = 0;
   if (per_sm == 0) CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kB, 0));
+  if (per_sm == 0) return cudaErrorInvalidConfiguration;  // the kernel cannot run at this block size here
   const std::int64_t per_tile = std::int64_t{kB} * kLoadsInFlight * Vec<T>::kWidth;
   const std::int64_t max_blocks = std::min<std::int64_t>(per_sm, kMaxBlocksPerSm) * cfg.sm_count;
   int blocks = static_cast<int>(std::clamp<std::int64_t>(reduce::ceil_div(n, per_tile), 1, max_blocks));
@@ -277,12 +278,17 @@ cudaError_t cub_passes(void* temp, std::size_t* bytes, const T* in, std::int64_t
   else if constexpr (O == Op::min) e = pass([&](std::size_t& h) { return min(h, out); });
   else if constexpr (O == Op::max) e = pass([&](std::size_t& h) { return max(h, out); });
   else {
+    // The fields of *out (null in the size query, where CUB does not look at its output).
+    decltype(&out->sum) sum_out = out ? &out->sum : nullptr;
+    T* min_out = out ? &out->min : nullptr;
+    T* max_out = out ? &out->max : nullptr;
+    R* squares_out = out ? &out->sum_squares : nullptr;
     const cudaError_t errors[] = {
-        pass([&](std::size_t& h) { return sum(h, &out->sum); }),
-        pass([&](std::size_t& h) { return min(h, &out->min); }),
-        pass([&](std::size_t& h) { return max(h, &out->max); }),
+        pass([&](std::size_t& h) { return sum(h, sum_out); }),
+        pass([&](std::size_t& h) { return min(h, min_out); }),
+        pass([&](std::size_t& h) { return max(h, max_out); }),
         pass([&](std::size_t& h) {
-          return cub::DeviceReduce::TransformReduce(temp, h, in, &out->sum_squares, n, ::cuda::std::plus<R>{},
+          return cub::DeviceReduce::TransformReduce(temp, h, in, squares_out, n, ::cuda::std::plus<R>{},
                                                     Square<R>{}, R{0}, stream);
         }),
     };
