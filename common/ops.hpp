@@ -144,11 +144,14 @@ REDUCE_HD inline Moments<R> merge(const Moments<R>& a, const Moments<R>& b) {
   if (a.count == 0) return b;
   if (b.count == 0) return a;
   const std::int64_t n = a.count + b.count;
-  const R delta = b.mean - a.mean;
+  // Equal means differ by 0, also when both are the same infinity (inf - inf would be NaN).
+  const R delta = a.mean == b.mean ? R{0} : b.mean - a.mean;
   const R fb = static_cast<R>(b.count) / static_cast<R>(n);  // b's share of the merged set
   Moments<R> m;
   m.count = n;
-  m.mean = a.mean + delta * fb;
+  // a.mean + delta * fb is the sound form; with an infinite mean on one side it would give
+  // inf - inf, so there (delta not finite: delta - delta is NaN) the plain weighted mean is used.
+  m.mean = delta - delta == R{0} ? a.mean + delta * fb : a.mean * (R{1} - fb) + b.mean * fb;
   m.m2 = a.m2 + b.m2 + delta * delta * static_cast<R>(a.count) * fb;
   return m;
 }
@@ -173,7 +176,9 @@ struct StatsOp {
     s.sum = static_cast<sum_t<T>>(x);
     s.min = s.max = x;
     s.sum_squares = static_cast<R>(x) * static_cast<R>(x);
-    s.moments = Moments<R>{1, static_cast<R>(x), R{0}};
+    // M2 of one element is 0, or NaN for ±inf and NaN (x - x): the variance of data holding an
+    // infinity is NaN, as numpy.var gives, whichever way the merges group the elements.
+    s.moments = Moments<R>{1, static_cast<R>(x), static_cast<R>(x) - static_cast<R>(x)};
     return s;
   }
   REDUCE_HD static State combine(const State& a, const State& b) {

@@ -146,6 +146,24 @@ TEST(Stats, ChanMergingMatchesTwoPassReference) {
   EXPECT_GT(std::fabs(naive - static_cast<float>(m2 / x.size())), 0.5f) << "the textbook formula happened to work";
 }
 
+// An infinity makes the variance NaN and the mean that infinity, whatever the grouping; the reference
+// (two-pass) agrees, so the GPU's tile path and merge path both pass.
+TEST(Stats, InfinitiesGiveInfiniteMeanAndNanVarianceInEveryGrouping) {
+  const std::vector<float> x = {1.0f, kInf, 2.0f, kInf, 3.0f};
+  const auto ref = reduce::typed_reference(x.data(), x.size(), true);
+  EXPECT_EQ(ref.mean, kInf);
+  EXPECT_TRUE(std::isnan(ref.m2));
+  const auto serial = fold_all<reduce::StatsOp<float>>(x);
+  const auto split = reduce::StatsOp<float>::combine(fold_all<reduce::StatsOp<float>>(std::vector<float>(x.begin(), x.begin() + 2)),
+                                                     fold_all<reduce::StatsOp<float>>(std::vector<float>(x.begin() + 2, x.end())));
+  for (const auto& s : {serial, split}) {
+    EXPECT_EQ(s.moments.mean, kInf);
+    EXPECT_TRUE(std::isnan(s.moments.m2));
+    std::string failed;
+    EXPECT_TRUE((reduce::check_typed<float, Op::stats>(s, ref, Pattern::inf, &failed).passed)) << failed;
+  }
+}
+
 TEST(Stats, MergingWithAnEmptyPartChangesNothing) {
   const auto one = reduce::StatsOp<double>::lift(3.5);
   const auto empty = reduce::StatsOp<double>::identity();
