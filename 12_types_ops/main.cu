@@ -25,8 +25,8 @@ reduce::OptionSpec option_spec() {
   spec.summary = "Reduces n elements of --type with --op on the GPU";
   spec.extra = {
       {"--type", {"float", "double", "int32", "int64"},
-       "element type; an int32 sum accumulates in int64 (exact), an int64 sum wraps\n"
-       "                   as two's complement"},
+       "element type; an int32 sum accumulates in int64 (exact up to 2^32 elements),\n"
+       "                   an int64 sum wraps as two's complement"},
       {"--op", {"sum", "min", "max", "stats"},
        "operator; min and max propagate NaN, min(-0,+0) = -0, max(-0,+0) = +0, and n = 0\n"
        "                   gives the identity (+inf / -inf, the type's max / min); stats = count,\n"
