@@ -17,26 +17,6 @@
 namespace reduce {
 namespace {
 
-// Copies the device input back in slices and compares it with the host copy, byte for byte.
-bool input_unchanged(const float* device_in, const float* host_in, std::int64_t n) {
-  constexpr std::int64_t kSlice = std::int64_t{1} << 24;
-  std::vector<float> slice(static_cast<std::size_t>(std::min(n, kSlice)));
-  for (std::int64_t begin = 0; begin < n; begin += kSlice) {
-    const std::int64_t count = std::min(kSlice, n - begin);
-    CUDA_CHECK(cudaMemcpy(slice.data(), device_in + begin, count * sizeof(float), cudaMemcpyDeviceToHost));
-    if (std::memcmp(slice.data(), host_in + begin, count * sizeof(float)) != 0) return false;
-  }
-  return true;
-}
-
-void ensure_device_memory(std::size_t needed) {
-  std::size_t free_bytes = 0, total_bytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (needed > free_bytes)
-    throw NoUsableDevice("this run needs " + std::to_string(needed / 1000000) + " MB of device memory and " +
-                         std::to_string(free_bytes / 1000000) + " MB are free; use a smaller --n");
-}
-
 Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
   const std::int64_t n = opt.n;
   const LaunchConfig cfg{opt.block, device.ordinal, device.sm_count};
@@ -59,7 +39,6 @@ Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
   DeviceBuffer<unsigned char> scratch(scratch_bytes);
   DeviceBuffer<float> results(runs);  // run r writes its sum to results[r]
   L2Flusher flusher(device);
-  std::vector<Event> start(opt.iters), stop(opt.iters);
   CUDA_CHECK(cudaMemcpyAsync(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice, stream.get()));
   CUDA_CHECK(cudaMemsetAsync(results.get(), 0xFF, results.bytes(), stream.get()));  // NaN: an unwritten result fails
   CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), stream.get()));       // the contract in step.cuh
@@ -68,26 +47,11 @@ Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
   LaunchShape shape;  // the first run reports its launches here
   LaunchConfig first_cfg = cfg;
   first_cfg.shape = &shape;
-  auto launch = [&](int r) {
+  const std::vector<double> ms = time_runs(opt.warmup, opt.iters, flusher, stream.get(), [&](int r) {
     CUDA_CHECK(step.launch(in.get(), n, results.get() + r, Scratch{scratch.get(), scratch.bytes()},
                            r == 0 ? first_cfg : cfg, stream.get()));
     CUDA_CHECK(cudaGetLastError());
-  };
-  for (int r = 0; r < opt.warmup; ++r) launch(r);
-  for (int i = 0; i < opt.iters; ++i) {
-    flusher.flush(stream.get());
-    CUDA_CHECK(cudaEventRecord(start[i].get(), stream.get()));
-    launch(opt.warmup + i);
-    CUDA_CHECK(cudaEventRecord(stop[i].get(), stream.get()));
-  }
-  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-
-  std::vector<double> ms(opt.iters);
-  for (int i = 0; i < opt.iters; ++i) {
-    float t = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&t, start[i].get(), stop[i].get()));
-    ms[i] = t;
-  }
+  });
   std::vector<float> sums(runs);
   CUDA_CHECK(cudaMemcpy(sums.data(), results.get(), results.bytes(), cudaMemcpyDeviceToHost));
 
@@ -143,9 +107,70 @@ Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
 
 }  // namespace
 
+std::vector<double> time_runs(int warmup, int iters, L2Flusher& flusher, cudaStream_t stream,
+                              const std::function<void(int)>& launch) {
+  std::vector<Event> start(iters), stop(iters);
+  for (int r = 0; r < warmup; ++r) launch(r);
+  for (int i = 0; i < iters; ++i) {
+    flusher.flush(stream);
+    CUDA_CHECK(cudaEventRecord(start[i].get(), stream));
+    launch(warmup + i);
+    CUDA_CHECK(cudaEventRecord(stop[i].get(), stream));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<double> ms(iters);
+  for (int i = 0; i < iters; ++i) {
+    float t = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&t, start[i].get(), stop[i].get()));
+    ms[i] = t;
+  }
+  return ms;
+}
+
+void ensure_device_memory(std::size_t needed) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (needed > free_bytes)
+    throw NoUsableDevice("this run needs " + std::to_string(needed / 1000000) + " MB of device memory and " +
+                         std::to_string(free_bytes / 1000000) + " MB are free; use a smaller --n");
+}
+
+void print_report(const Report& r, Format format) {
+  switch (format) {
+    case Format::text: std::cout << format_text(r); break;
+    case Format::csv: std::cout << csv_header(r) << "\n" << format_csv(r) << "\n"; break;
+    case Format::json: std::cout << format_json(r) << "\n"; break;
+  }
+}
+
+int guarded_main(const char* program, const std::int64_t& n, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 2;
+  } catch (const NoUsableDevice& e) {
+    std::fprintf(stderr, "%s: no usable CUDA device: %s\n", program, e.what());
+    return 77;
+  } catch (const CudaError& e) {
+    if (is_unsupported_device_error(e.code())) {
+      std::fprintf(stderr, "%s: no usable CUDA device: %s (a GPU this build has no code for, or one that lacks a "
+                           "feature the step needs; rebuild with -DCMAKE_CUDA_ARCHITECTURES=native)\n",
+                   program, e.what());
+      return 77;
+    }
+    std::fprintf(stderr, "%s: CUDA error: %s\n", program, e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: no usable machine: not enough host memory for --n %lld\n", program,
+                 static_cast<long long>(n));
+    return 77;
+  }
+}
+
 int run_step(const Step& step, int argc, char** argv) {
   Options opt;
-  try {
+  return guarded_main(step.name, opt.n, [&] {
     opt = parse_options(argc, argv);
     if (opt.help) {
       std::cout << step.name << ": " << step.lesson << "\n" << usage(step.name, step.default_block);
@@ -154,32 +179,9 @@ int run_step(const Step& step, int argc, char** argv) {
     if (!opt.block_given) opt.block = step.default_block;
     const DeviceInfo device = open_device(opt.device);
     const Report r = measure(step, opt, device);
-    switch (opt.format) {
-      case Format::text: std::cout << format_text(r); break;
-      case Format::csv: std::cout << csv_header() << "\n" << format_csv(r) << "\n"; break;
-      case Format::json: std::cout << format_json(r) << "\n"; break;
-    }
+    print_report(r, opt.format);
     return r.passed ? 0 : 1;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "%s: %s\n", step.name, e.what());
-    return 2;
-  } catch (const NoUsableDevice& e) {
-    std::fprintf(stderr, "%s: no usable CUDA device: %s\n", step.name, e.what());
-    return 77;
-  } catch (const CudaError& e) {
-    if (is_unsupported_device_error(e.code())) {
-      std::fprintf(stderr, "%s: no usable CUDA device: %s (a GPU this build has no code for, or one that lacks a "
-                           "feature the step needs; rebuild with -DCMAKE_CUDA_ARCHITECTURES=native)\n",
-                   step.name, e.what());
-      return 77;
-    }
-    std::fprintf(stderr, "%s: CUDA error: %s\n", step.name, e.what());
-    return 1;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: no usable machine: not enough host memory for --n %lld\n", step.name,
-                 static_cast<long long>(opt.n));
-    return 77;
-  }
+  });
 }
 
 }  // namespace reduce

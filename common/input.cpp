@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <type_traits>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -37,49 +40,121 @@ constexpr std::int64_t kChunk = std::int64_t{1} << 16;
 
 }  // namespace
 
-float pattern_value(Pattern p, std::uint64_t seed, std::int64_t i) {
-  const std::uint64_t h = splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(i));
-  const float u24 = static_cast<float>(h >> 40) * 0x1.0p-24f;  // 24 random bits: exact in float
-  switch (p) {
-    case Pattern::constant: return 1.0f;
-    case Pattern::integers: {
-      const int k = static_cast<int>(h >> 61);  // 0..7
-      return static_cast<float>(k < 4 ? k - 4 : k - 3);  // -4..-1, 1..4
-    }
-    case Pattern::uniform: return u24;
-    case Pattern::mixed: return 2.0f * u24 - 1.0f;
-  }
-  return 0.0f;
+namespace {
+
+// A random T from the hash h: 24 (float) or 53 (double) random bits in [0, 1); integers: all bits.
+template <typename T>
+T random_unit(std::uint64_t h) {
+  if constexpr (std::is_same_v<T, float>) return static_cast<float>(h >> 40) * 0x1.0p-24f;  // exact in float
+  else if constexpr (std::is_same_v<T, double>) return static_cast<double>(h >> 11) * 0x1.0p-53;
+  else return static_cast<T>(h);
 }
 
-void fill_input(float* out, std::int64_t n, Pattern p, std::uint64_t seed) { fill_input_at(out, 0, n, p, seed); }
+template <typename T>
+T mixed_value(std::uint64_t h) {
+  if constexpr (std::is_floating_point_v<T>) return T(2) * random_unit<T>(h) - T(1);
+  else return static_cast<T>(static_cast<std::int64_t>(h >> 43) - (std::int64_t{1} << 20));  // [-2^20, 2^20)
+}
 
-void fill_input_at(float* out, std::int64_t first, std::int64_t n, Pattern p, std::uint64_t seed) {
+}  // namespace
+
+template <typename T>
+T pattern_value(Pattern p, std::uint64_t seed, std::int64_t i) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  const std::uint64_t h = splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(i));
+  const std::uint64_t rare = (h >> 8) & 0xFFFF;  // 0 for about one element in 65536
+  switch (p) {
+    case Pattern::constant: return T(1);
+    case Pattern::integers: {
+      const int k = static_cast<int>(h >> 61);  // 0..7
+      return static_cast<T>(k < 4 ? k - 4 : k - 3);  // -4..-1, 1..4
+    }
+    case Pattern::uniform: return random_unit<T>(h);
+    case Pattern::mixed: return mixed_value<T>(h);
+    case Pattern::nan:
+      if (i == 1 || rare == 0) return kFloat ? std::numeric_limits<T>::quiet_NaN() : max_identity<T>();
+      return mixed_value<T>(h);
+    case Pattern::inf:
+      if (i == 2 || rare == 1) return kFloat ? std::numeric_limits<T>::infinity() : min_identity<T>();
+      if (i == 4 || rare == 2) return kFloat ? -std::numeric_limits<T>::infinity() : max_identity<T>();
+      return mixed_value<T>(h);
+    case Pattern::ties:
+      if constexpr (kFloat) return (h >> 63) ? T(-0.0) : T(0.0);
+      else return (h >> 63) ? T(-7) : T(7);
+    case Pattern::limits: {
+      const bool negative = h >> 63;
+      if constexpr (kFloat) {
+        constexpr int kExp = std::numeric_limits<T>::max_exponent / 2 - 25;  // 39 for float, 487 for double
+        const T m = std::ldexp(T(1) + random_unit<T>(h << 1), kExp);
+        return negative ? -m : m;
+      } else {
+        const T off = static_cast<T>((h >> 32) & 7);
+        return negative ? static_cast<T>(max_identity<T>() + off) : static_cast<T>(min_identity<T>() - off);
+      }
+    }
+  }
+  return T(0);
+}
+
+template <typename T>
+void fill_input(T* out, std::int64_t n, Pattern p, std::uint64_t seed) {
+  fill_input_at(out, 0, n, p, seed);
+}
+
+template <typename T>
+void fill_input_at(T* out, std::int64_t first, std::int64_t n, Pattern p, std::uint64_t seed) {
   parallel_for(n, [=](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) out[i] = pattern_value(p, seed, first + i);
+    for (std::int64_t i = begin; i < end; ++i) out[i] = pattern_value<T>(p, seed, first + i);
   });
+}
+
+template <typename T>
+TypedReference<T> typed_reference(const T* x, std::int64_t n, bool moments) {
+  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<TypedReference<T>> part(chunks);
+  auto chunk_range = [&](std::int64_t c) { return std::pair{c * kChunk, std::min(n, (c + 1) * kChunk)}; };
+  parallel_for(chunks, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t c = begin; c < end; ++c) {
+      TypedReference<T>& r = part[c];
+      const auto [lo, hi] = chunk_range(c);
+      for (std::int64_t i = lo; i < hi; ++i) {
+        const long double v = static_cast<long double>(x[i]);
+        r.sum += v;
+        r.abs_sum += std::fabs(v);
+        r.sum_squares += v * v;
+        r.exact_sum = wrapping_add(r.exact_sum, static_cast<sum_t<T>>(x[i]));
+        r.min = min_of(r.min, x[i]);
+        r.max = max_of(r.max, x[i]);
+      }
+    }
+  });
+  TypedReference<T> r;
+  r.count = n;
+  for (const TypedReference<T>& p : part) {
+    r.sum += p.sum;
+    r.abs_sum += p.abs_sum;
+    r.sum_squares += p.sum_squares;
+    r.exact_sum = wrapping_add(r.exact_sum, p.exact_sum);
+    r.min = min_of(r.min, p.min);
+    r.max = max_of(r.max, p.max);
+  }
+  if (moments && n > 0) {
+    r.mean = r.sum / n;
+    std::vector<long double> m2(chunks);
+    parallel_for(chunks, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t c = begin; c < end; ++c) {
+        const auto [lo, hi] = chunk_range(c);
+        for (std::int64_t i = lo; i < hi; ++i) m2[c] += (x[i] - r.mean) * (x[i] - r.mean);
+      }
+    });
+    for (long double v : m2) r.m2 += v;
+  }
+  return r;
 }
 
 Reference reference_sum(const float* x, std::int64_t n) {
-  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<double> sums(chunks), abs_sums(chunks);
-  parallel_for(chunks, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t c = begin; c < end; ++c) {
-      double s = 0.0, a = 0.0;
-      for (std::int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
-        s += x[i];
-        a += std::fabs(static_cast<double>(x[i]));
-      }
-      sums[c] = s;
-      abs_sums[c] = a;
-    }
-  });
-  Reference r;
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    r.sum += sums[c];
-    r.abs_sum += abs_sums[c];
-  }
-  return r;
+  const TypedReference<float> r = typed_reference(x, n, /*moments=*/false);
+  return Reference{static_cast<double>(r.sum), static_cast<double>(r.abs_sum)};
 }
 
 double time_cpu_sum(const float* x, std::int64_t n, int runs, float* result) {
@@ -114,25 +189,118 @@ double time_cpu_sum_parallel(const float* x, std::int64_t n, int runs, float* re
   return summarize(ms).median;
 }
 
-double tolerance_for(std::int64_t n, double abs_sum) {
-  const double u = 0x1.0p-24;
+double tolerance_for(std::int64_t n, double abs_sum, double unit_roundoff) {
   const double chain = 2.0 * std::sqrt(static_cast<double>(n)) + 64.0;
-  return u * chain * abs_sum;
+  return unit_roundoff * chain * abs_sum;
 }
 
-bool uses_exact_check(Pattern p, const Reference& ref) {
-  // The int pattern's sum must itself be a float integer for an exact comparison to be fair.
-  return p == Pattern::integers && std::fabs(ref.sum) <= 0x1.0p24;
+namespace {
+// An exact comparison is fair when the integer sum stays below 2^digits of the accumulator.
+bool exact_sum_is_fair(Pattern p, long double sum, int digits) {
+  return p == Pattern::integers && std::fabs(sum) <= std::ldexp(1.0L, digits);
+}
+}  // namespace
+
+bool uses_exact_check(Pattern p, const Reference& ref) { return exact_sum_is_fair(p, ref.sum, 24); }
+
+Check check_value(long double gpu, long double ref, bool exact, double tolerance) {
+  Check c;
+  c.exact = exact;
+  c.tolerance = exact ? 0.0 : tolerance;
+  c.abs_error = static_cast<double>(std::fabs(gpu - ref));
+  if (std::isnan(ref) || std::isinf(ref))  // the input held NaN or inf: the result must be the same
+    c.passed = std::isnan(ref) ? std::isnan(gpu) : gpu == ref;
+  else if (exact)  // -0 and +0 differ (min and max define which one is right)
+    c.passed = gpu == ref && std::signbit(gpu) == std::signbit(ref);
+  else  // written so that NaN fails: every comparison with NaN is false
+    c.passed = std::isfinite(gpu) && c.abs_error <= c.tolerance;
+  return c;
 }
 
 Check check_result(float gpu, const Reference& ref, std::int64_t n, Pattern p) {
-  Check c;
-  c.exact = uses_exact_check(p, ref);
-  c.tolerance = c.exact ? 0.0 : tolerance_for(n, ref.abs_sum);
-  c.abs_error = std::fabs(static_cast<double>(gpu) - ref.sum);
-  // Written so that NaN fails: every comparison with NaN is false.
-  c.passed = std::isfinite(gpu) && c.abs_error <= c.tolerance;
+  const bool exact = uses_exact_check(p, ref);
+  // A float sum's reference is finite; a NaN or inf result never passes.
+  Check c = check_value(gpu, ref.sum, exact, tolerance_for(n, ref.abs_sum));
+  c.passed = c.passed && std::isfinite(gpu);
   return c;
+}
+
+namespace {
+
+// The check of a sum of n values of T in accumulator S.
+template <typename T, typename S>
+Check check_sum(S gpu, const TypedReference<T>& ref, Pattern p) {
+  if constexpr (std::is_integral_v<S>) return check_value(gpu, ref.exact_sum, true, 0.0);  // exact, wrapped
+  else
+    return check_value(gpu, ref.sum, exact_sum_is_fair(p, ref.sum, std::numeric_limits<S>::digits),
+                       tolerance_for(ref.count, static_cast<double>(ref.abs_sum), unit_roundoff<S>()));
+}
+
+}  // namespace
+
+template <typename T, Op O>
+Check check_typed(const typename op_t<O, T>::State& gpu, const TypedReference<T>& ref, Pattern p, std::string* failed) {
+  if constexpr (O == Op::sum) return check_sum(gpu, ref, p);
+  else if constexpr (O == Op::min) return check_value(gpu, ref.min, true, 0.0);
+  else if constexpr (O == Op::max) return check_value(gpu, ref.max, true, 0.0);
+  else {
+    using R = real_t<T>;
+    const double u = unit_roundoff<R>();
+    const std::int64_t n = ref.count;
+    const double squares_tol = tolerance_for(n, static_cast<double>(ref.sum_squares), u);
+    const std::pair<const char*, Check> fields[] = {
+        {"count", check_value(gpu.moments.count, n, true, 0.0)},
+        {"sum", check_sum(gpu.sum, ref, p)},
+        {"min", check_value(gpu.min, ref.min, true, 0.0)},
+        {"max", check_value(gpu.max, ref.max, true, 0.0)},
+        {"sum_squares", check_value(gpu.sum_squares, ref.sum_squares, false, squares_tol)},
+        {"mean", check_value(gpu.moments.mean, ref.mean, false,
+                             n > 0 ? tolerance_for(n, static_cast<double>(ref.abs_sum), u) / n : 0.0)},
+        {"m2", check_value(gpu.moments.m2, ref.m2, false, 2.0 * squares_tol)},
+    };
+    // Reported: the first field that failed, or else the mean's check.
+    for (const auto& [name, c] : fields)
+      if (!c.passed) {
+        if (failed) *failed = name;
+        return c;
+      }
+    return fields[5].second;
+  }
+}
+
+#define REDUCE_TYPED_INPUT(T)                                                                        \
+  template T pattern_value<T>(Pattern, std::uint64_t, std::int64_t);                                \
+  template void fill_input<T>(T*, std::int64_t, Pattern, std::uint64_t);                            \
+  template void fill_input_at<T>(T*, std::int64_t, std::int64_t, Pattern, std::uint64_t);            \
+  template TypedReference<T> typed_reference<T>(const T*, std::int64_t, bool);                      \
+  template Check check_typed<T, Op::sum>(const op_t<Op::sum, T>::State&, const TypedReference<T>&, Pattern, std::string*); \
+  template Check check_typed<T, Op::min>(const op_t<Op::min, T>::State&, const TypedReference<T>&, Pattern, std::string*); \
+  template Check check_typed<T, Op::max>(const op_t<Op::max, T>::State&, const TypedReference<T>&, Pattern, std::string*); \
+  template Check check_typed<T, Op::stats>(const op_t<Op::stats, T>::State&, const TypedReference<T>&, Pattern, std::string*);
+REDUCE_TYPED_INPUT(float)
+REDUCE_TYPED_INPUT(double)
+REDUCE_TYPED_INPUT(std::int32_t)
+REDUCE_TYPED_INPUT(std::int64_t)
+#undef REDUCE_TYPED_INPUT
+
+const char* to_string(Type t) {
+  switch (t) {
+    case Type::f32: return "float";
+    case Type::f64: return "double";
+    case Type::i32: return "int32";
+    case Type::i64: return "int64";
+  }
+  return "?";
+}
+
+const char* to_string(Op o) {
+  switch (o) {
+    case Op::sum: return "sum";
+    case Op::min: return "min";
+    case Op::max: return "max";
+    case Op::stats: return "stats";
+  }
+  return "?";
 }
 
 }  // namespace reduce

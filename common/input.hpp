@@ -5,24 +5,38 @@
 #include <cstdint>
 #include <string>
 
+#include "ops.hpp"
 #include "options.hpp"
 
 namespace reduce {
 
-// Element i of pattern p under seed s. Counter-based (a hash of seed and index, no sequential state),
-// so any thread may fill any slice and the same (p, s, i) always gives the same value:
-//   constant  1.0f everywhere (a plain float accumulator stops growing at 2^24 of these);
+// Element i of pattern p under seed s, as a T (float, double, int32_t or int64_t; float when not
+// given). Counter-based (a hash of seed and index, no sequential state), so any thread may fill any
+// slice and the same (T, p, s, i) always gives the same value:
+//   constant  1 everywhere (a plain float accumulator stops growing at 2^24 of these);
 //   int       one of -4..-1, 1..4, mean zero: never 0, so a dropped or doubled element always moves
 //             the sum, and the partial sums stay small integers that float represents exactly;
-//   uniform   24-bit random floats in [0, 1);
-//   mixed     24-bit random floats in [-1, 1), so terms cancel.
-float pattern_value(Pattern p, std::uint64_t seed, std::int64_t i);
+//   uniform   24-bit random floats in [0, 1) (double: 53-bit); integers: the type's whole range;
+//   mixed     24-bit random floats in [-1, 1), so terms cancel (double: 53-bit); integers: [-2^20, 2^20).
+// The special patterns, for the steps beyond a float sum (OptionSpec::patterns):
+//   nan       mixed, with NaN at element 1 and at about one element in 65536; integers, which have
+//             no NaN: the type's lowest value there;
+//   inf       mixed, with +inf at element 2 and -inf at element 4, and each at about one element in
+//             65536 more (integers: the type's highest / lowest value);
+//   ties      floats: -0.0 or +0.0, the sign random (min must give -0, max +0); integers: -7 or 7;
+//   limits    integers: within 8 of the type's lowest or highest value (an int32 sum needs its int64
+//             accumulator, an int64 sum wraps); floats: random signs, magnitudes near 2^39 (double:
+//             2^487), the largest whose squares still sum to a finite sum of squares for 2^36 elements.
+template <typename T = float>
+T pattern_value(Pattern p, std::uint64_t seed, std::int64_t i);
 
 // Fills out[0..n) in parallel on the CPU's cores.
-void fill_input(float* out, std::int64_t n, Pattern p, std::uint64_t seed);
+template <typename T>
+void fill_input(T* out, std::int64_t n, Pattern p, std::uint64_t seed);
 // The same for a slice of a longer array: out[i] = element first + i, for i in [0, n). A program that
 // spreads one array over several GPUs fills each GPU's shard by itself.
-void fill_input_at(float* out, std::int64_t first, std::int64_t n, Pattern p, std::uint64_t seed);
+template <typename T>
+void fill_input_at(T* out, std::int64_t first, std::int64_t n, Pattern p, std::uint64_t seed);
 
 // The reference: the exact-as-possible sum in double, plus sum |x| (it scales the tolerance).
 // Fixed 64K-element chunks, each summed in double, chunk sums added in order: the result does not
@@ -32,6 +46,19 @@ struct Reference {
   double abs_sum = 0.0;
 };
 Reference reference_sum(const float* x, std::int64_t n);
+
+// The reference for every operator over any type, in one parallel pass (and a second for the moments
+// when asked): the same fixed chunks as reference_sum, so the result does not depend on the CPU.
+template <typename T>
+struct TypedReference {
+  std::int64_t count = 0;
+  long double sum = 0, abs_sum = 0, sum_squares = 0;  // as precise as the CPU gives (x87: 64-bit mantissa)
+  sum_t<T> exact_sum = 0;                             // integers: the exact sum (int64: modulo 2^64)
+  T min = min_identity<T>(), max = max_identity<T>(); // min_of / max_of (ops.hpp): exact
+  long double mean = 0, m2 = 0;                       // two-pass: the mean, then sum (x - mean)^2
+};
+template <typename T>
+TypedReference<T> typed_reference(const T* x, std::int64_t n, bool moments);
 
 // The speedup baseline: the plain loop `float s = 0; for (...) s += x[i];` on one core, as a student
 // would write it first. Compiled without fast-math, so the compiler keeps the serial order and
@@ -59,8 +86,28 @@ struct Check {
   double abs_error = 0.0;
   bool passed = false;
 };
-double tolerance_for(std::int64_t n, double abs_sum);
+double tolerance_for(std::int64_t n, double abs_sum, double unit_roundoff = 0x1.0p-24);
 bool uses_exact_check(Pattern p, const Reference& ref);
 Check check_result(float gpu, const Reference& ref, std::int64_t n, Pattern p);
+
+// The unit roundoff of the type a result is computed in: 2^-24 for float, 2^-53 for double.
+template <typename R>
+constexpr double unit_roundoff() { return std::is_same_v<R, float> ? 0x1.0p-24 : 0x1.0p-53; }
+
+// One value against its reference. Exact: bitwise equal, or both NaN (-0 and +0 differ). Otherwise:
+// a NaN or infinite reference must be matched as it is (an input with NaN or inf sums to NaN or inf);
+// a finite one within the tolerance, and then NaN and inf never pass.
+Check check_value(long double gpu, long double ref, bool exact, double tolerance);
+
+// A result of op O over n elements of type T (its State, ops.hpp) against the reference.
+// Exact for integers, min and max, and for float sums of the int pattern (the rule above); float and
+// double sums within tolerance_for(n, sum|x|, u) with the unit roundoff u of the accumulator; stats
+// field by field: count, min and max exact, sum as a sum, the sum of squares within
+// tolerance_for(n, sum x^2, u), the mean within tolerance_for(n, sum|x|, u) / n, M2 within
+// 2 * tolerance_for(n, sum x^2, u) (Chan's merges add a rounding per level of the tree, bounded like
+// a sum's by sum x^2 = M2 + n * mean^2). `failed` names the first field that failed.
+template <typename T, Op O>
+Check check_typed(const typename op_t<O, T>::State& gpu, const TypedReference<T>& ref, Pattern p,
+                  std::string* failed = nullptr);
 
 }  // namespace reduce

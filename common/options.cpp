@@ -44,6 +44,10 @@ const char* to_string(Pattern p) {
     case Pattern::integers: return "int";
     case Pattern::uniform: return "uniform";
     case Pattern::mixed: return "mixed";
+    case Pattern::nan: return "nan";
+    case Pattern::inf: return "inf";
+    case Pattern::ties: return "ties";
+    case Pattern::limits: return "limits";
   }
   return "?";
 }
@@ -57,14 +61,33 @@ const char* to_string(Format f) {
   return "?";
 }
 
-std::optional<Pattern> parse_pattern(std::string_view text) {
-  for (Pattern p : {Pattern::constant, Pattern::integers, Pattern::uniform, Pattern::mixed})
+std::optional<Pattern> parse_pattern(std::string_view text, const std::vector<Pattern>& allowed) {
+  for (Pattern p : allowed)
     if (text == to_string(p)) return p;
   return std::nullopt;
 }
 
-Options parse_options(const std::vector<std::string>& args) {
+namespace {
+
+// "a, b or c"
+std::string one_of(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
+std::vector<std::string> pattern_names(const std::vector<Pattern>& patterns) {
+  std::vector<std::string> names;
+  for (Pattern p : patterns) names.push_back(to_string(p));
+  return names;
+}
+
+}  // namespace
+
+Options parse_options(const std::vector<std::string>& args, const OptionSpec& spec) {
   Options opt;
+  for (const ExtraOption& e : spec.extra) opt.extra[e.name] = e.values.at(0);
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i];
     std::optional<std::string> value;
@@ -79,7 +102,8 @@ Options parse_options(const std::vector<std::string>& args) {
     if (name.rfind("--", 0) != 0) throw UsageError("unexpected argument '" + args[i] + "' (options start with --; see --help)");
     static const char* const kKnown[] = {"--n", "--iters", "--warmup", "--block", "--seed",
                                          "--pattern", "--format", "--device", "--cpu-runs"};
-    if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown))
+    const auto extra = std::find_if(spec.extra.begin(), spec.extra.end(), [&](const ExtraOption& e) { return e.name == name; });
+    if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown) && extra == spec.extra.end())
       throw UsageError("unknown option '" + name + "' (see --help)");
     if (!value) {
       if (i + 1 >= args.size()) throw UsageError("option " + name + " needs a value");
@@ -95,7 +119,10 @@ Options parse_options(const std::vector<std::string>& args) {
       return *x;
     };
 
-    if (name == "--n") {
+    if (extra != spec.extra.end()) {
+      if (std::find(extra->values.begin(), extra->values.end(), v) == extra->values.end()) throw bad(one_of(extra->values));
+      opt.extra[name] = v;
+    } else if (name == "--n") {
       const auto n = parse_count(v);
       if (!n) throw bad("a count from 0 to 2^36: 1000, 4K, 16M, 1G or 2^20");
       opt.n = *n;
@@ -112,8 +139,8 @@ Options parse_options(const std::vector<std::string>& args) {
       if (!s) throw bad("a non-negative integer");
       opt.seed = *s;
     } else if (name == "--pattern") {
-      const auto p = parse_pattern(v);
-      if (!p) throw bad("constant, int, uniform or mixed");
+      const auto p = parse_pattern(v, spec.patterns);
+      if (!p) throw bad(one_of(pattern_names(spec.patterns)));
       opt.pattern = *p;
     } else if (name == "--format") {
       if (v == "text") opt.format = Format::text;
@@ -131,15 +158,16 @@ Options parse_options(const std::vector<std::string>& args) {
   return opt;
 }
 
-Options parse_options(int argc, const char* const* argv) {
-  return parse_options(std::vector<std::string>(argv + 1, argv + argc));
+Options parse_options(int argc, const char* const* argv, const OptionSpec& spec) {
+  return parse_options(std::vector<std::string>(argv + 1, argv + argc), spec);
 }
 
-std::string usage(const char* program, int default_block) {
+std::string usage(const char* program, int default_block, const OptionSpec& spec) {
   const Options d;
   std::ostringstream os;
   os << "usage: " << program << " [options]\n"
-     << "Reduces n floats to their sum on the GPU, checks the result against a CPU reference and\n"
+     << (spec.summary.empty() ? "Reduces n floats to their sum on the GPU" : spec.summary)
+     << ", checks the result against a CPU reference and\n"
      << "times it (L2 flushed before every timed run, so the bandwidth is DRAM bandwidth).\n\n"
      << "  --n COUNT        elements: 1000, 4K (=4096), 16M (=2^24), 1G (=2^30) or 2^k  [2^26]\n"
      << "  --iters N        timed runs; the report gives median, min and max            [" << d.iters << "]\n"
@@ -147,7 +175,13 @@ std::string usage(const char* program, int default_block) {
      << "  --block N        threads per block, a power of two from 32 to 1024           [" << default_block << "]\n"
      << "  --seed N         seed of the input generator                                 [" << d.seed << "]\n"
      << "  --pattern P      input values: constant (all 1.0), int (small integers, exact\n"
-     << "                   check), uniform (in [0,1)), mixed (in [-1,1))                [" << to_string(d.pattern) << "]\n"
+     << "                   check), uniform (in [0,1)), mixed (in [-1,1))                [" << to_string(d.pattern) << "]\n";
+  if (const auto names = pattern_names(spec.patterns); names.size() > 4)
+    os << "                   also " << one_of({names.begin() + 4, names.end()}) << " (special values)\n";
+  for (const ExtraOption& e : spec.extra) {
+    os << "  " << e.name << " " << one_of(e.values) << "\n                   " << e.help << "  [" << e.values.at(0) << "]\n";
+  }
+  os
      << "  --format F       text, or one csv or json record for scripts                 [text]\n"
      << "  --device N       CUDA device ordinal                                         [0]\n"
      << "  --cpu-runs N     timed runs of each CPU sum (one thread; all cores), 0 to skip [" << d.cpu_runs << "]\n"

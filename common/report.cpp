@@ -40,18 +40,11 @@ std::string csv_field(const std::string& s) {
 
 std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
-// One (name, value) list serves csv and json alike, so the two can never disagree.
-struct Field {
-  enum Kind { string, number, boolean } kind;
-  std::string name;
-  std::string value;  // as text; numbers round-trip, non-finite ones read "nan" / "inf" / "-inf"
-};
-
 std::vector<Field> fields(const Report& r) {
-  auto str = [](std::string n, std::string v) { return Field{Field::string, std::move(n), std::move(v)}; };
-  auto num = [](std::string n, double v) { return Field{Field::number, std::move(n), general(v)}; };
-  auto boolean = [](std::string n, bool v) { return Field{Field::boolean, std::move(n), v ? "true" : "false"}; };
-  return {
+  const auto str = text_field;
+  const auto num = number_field;
+  const auto boolean = bool_field;
+  std::vector<Field> all = {
       str("step", r.step),
       str("lesson", r.lesson),
       str("device", r.device.name),
@@ -63,7 +56,7 @@ std::vector<Field> fields(const Report& r) {
       str("cuda_runtime", cuda_version(r.device.runtime_version)),
       str("cuda_driver", cuda_version(r.device.driver_version)),
       num("n", static_cast<double>(r.n)),
-      num("bytes", static_cast<double>(r.n) * 4.0),
+      num("bytes", static_cast<double>(r.n) * r.element_bytes),
       str("pattern", to_string(r.pattern)),
       num("seed", static_cast<double>(r.seed)),
       num("block", r.block),
@@ -95,9 +88,15 @@ std::vector<Field> fields(const Report& r) {
       boolean("fits_in_l2", r.fits_in_l2),
       boolean("passed", r.passed),
   };
+  all.insert(all.end(), r.extra.begin(), r.extra.end());
+  return all;
 }
 
 }  // namespace
+
+Field text_field(std::string name, std::string value) { return Field{Field::string, std::move(name), std::move(value)}; }
+Field number_field(std::string name, double value) { return Field{Field::number, std::move(name), general(value)}; }
+Field bool_field(std::string name, bool value) { return Field{Field::boolean, std::move(name), value ? "true" : "false"}; }
 
 Summary summarize(std::vector<double> samples) {
   Summary s;
@@ -115,7 +114,7 @@ double theoretical_gbps(int memory_clock_khz, int bus_width_bits) {
 }
 
 void derive_rates(Report& r) {
-  const double bytes = static_cast<double>(r.n) * sizeof(float);
+  const double bytes = static_cast<double>(r.n) * r.element_bytes;
   r.gbps = r.ms.median > 0 ? bytes / (r.ms.median * 1e-3) / 1e9 : 0.0;
   r.pct_peak = r.device.peak_gbps > 0 ? 100.0 * r.gbps / r.device.peak_gbps : 0.0;
   r.speedup_vs_cpu = (r.cpu_ms > 0 && r.ms.median > 0) ? r.cpu_ms / r.ms.median : 0.0;
@@ -145,7 +144,8 @@ std::string format_text(const Report& r) {
      << fixed(d.l2_bytes / 1e6, 1) << " MB L2, " << fixed(d.memory_bytes / 1e9, 1) << " GB, theoretical DRAM "
      << fixed(d.peak_gbps, 0) << " GB/s; CUDA runtime " << cuda_version(d.runtime_version) << ", driver "
      << cuda_version(d.driver_version) << ")\n"
-     << "  input      n = " << format_count(r.n) << " floats, " << fixed(r.n * 4.0 / 1e6, 1) << " MB, pattern "
+     << "  input      n = " << format_count(r.n) << " " << r.element_name << ", "
+     << fixed(r.n * static_cast<double>(r.element_bytes) / 1e6, 1) << " MB, pattern "
      << to_string(r.pattern) << ", seed " << r.seed << "\n"
      << "  launch     ";
   if (r.launches > 0)
@@ -175,13 +175,16 @@ std::string format_text(const Report& r) {
   if (r.fits_in_l2)
     os << "  note       the input fits in L2: the flush still makes every run read DRAM, but launch\n"
        << "             latency dominates at this size; use --n 2^26 or more for bandwidth figures\n";
+  for (const Field& f : r.extra) os << "  " << f.name << std::string(f.name.size() < 10 ? 11 - f.name.size() : 1, ' ') << f.value << "\n";
   os << (r.passed ? "PASS" : "FAIL") << "\n";
   return os.str();
 }
 
-std::string csv_header() {
+std::string csv_header() { return csv_header(Report{}); }
+
+std::string csv_header(const Report& r) {
   std::string out;
-  for (const Field& f : fields(Report{})) out += (out.empty() ? "" : ",") + f.name;
+  for (const Field& f : fields(r)) out += (out.empty() ? "" : ",") + f.name;
   return out;
 }
 

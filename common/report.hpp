@@ -30,8 +30,21 @@ struct DeviceInfo {
 // memory clock in kHz and bus width in bits; 2 transfers per clock (double data rate).
 double theoretical_gbps(int memory_clock_khz, int bus_width_bits);
 
+// One named value of a record: the same list gives the csv and the json, so they never disagree.
+struct Field {
+  enum Kind { string, number, boolean } kind;
+  std::string name;
+  std::string value;  // as text; numbers round-trip, non-finite ones read "nan" / "inf" / "-inf"
+};
+Field text_field(std::string name, std::string value);
+Field number_field(std::string name, double value);
+Field bool_field(std::string name, bool value);
+
 struct Report {
   std::string step, lesson;
+  int element_bytes = 4;               // sizeof the element type: bytes read = n * element_bytes
+  std::string element_name = "floats"; // for the text report: "n = 1000 floats"
+  std::vector<Field> extra;            // a program's own fields, after the common ones
   DeviceInfo device;
   std::int64_t n = 0;
   Pattern pattern = Pattern::uniform;
@@ -41,7 +54,7 @@ struct Report {
   int launches = 0;         // kernels per reduction (0: not known)
   int iters = 0, warmup = 0;
   Summary ms;               // GPU time per reduction, milliseconds
-  double gbps = 0.0;        // bytes read (n * 4) / median time, decimal GB/s
+  double gbps = 0.0;        // bytes read (n * element_bytes) / median time, decimal GB/s
   double pct_peak = 0.0;    // gbps / device.peak_gbps * 100
   double cpu_ms = 0.0;      // single-thread CPU sum (0: not timed)
   double speedup_vs_cpu = 0.0;
@@ -66,7 +79,8 @@ void derive_rates(Report& r);
 double elements_per_thread(const Report& r);
 
 std::string format_text(const Report& r);
-std::string csv_header();
+std::string csv_header();                  // the columns of every step's record
+std::string csv_header(const Report& r);   // with r's extra fields
 std::string format_csv(const Report& r);   // one line, columns as csv_header()
 std::string format_json(const Report& r);  // one object on one line
 
