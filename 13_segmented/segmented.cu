@@ -33,6 +33,7 @@ namespace {
 constexpr int kBlock = 256;                   // threads per block of both kernels
 constexpr int kWarps = kBlock / 32;
 constexpr int kLoadsInFlight = 4;             // float4 loads a thread issues before its first add
+constexpr int kStagingLoads = 8;              // float loads a lane issues at once when it copies tiny segments
 constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that can begin in one tile
 constexpr unsigned kFullMask = 0xffffffffu;
 
@@ -146,12 +147,12 @@ __global__ void __launch_bounds__(kBlock) sum_tiles(const float* in, const std::
       // Thread tier: copy the batch's floats (contiguous, at most 32 x 32) with coalesced loads...
       const std::int64_t batch_begin = offsets[s0];
       const std::int64_t batch_len = offsets[last < s0 + 32 ? last : s0 + 32] - batch_begin;
-      for (std::int64_t k = lane; k < batch_len; k += 32 * kLoadsInFlight) {
-        float x[kLoadsInFlight];
+      for (std::int64_t k = lane; k < batch_len; k += 32 * kStagingLoads) {
+        float x[kStagingLoads];
 #pragma unroll
-        for (int j = 0; j < kLoadsInFlight; ++j) x[j] = k + 32 * j < batch_len ? in[batch_begin + k + 32 * j] : 0.0f;
+        for (int j = 0; j < kStagingLoads; ++j) x[j] = k + 32 * j < batch_len ? in[batch_begin + k + 32 * j] : 0.0f;
 #pragma unroll
-        for (int j = 0; j < kLoadsInFlight; ++j)
+        for (int j = 0; j < kStagingLoads; ++j)
           if (k + 32 * j < batch_len) staged[warp][k + 32 * j] = x[j];
       }
       __syncwarp();
