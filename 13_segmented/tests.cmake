@@ -3,12 +3,14 @@ set(seg_dir ${PROJECT_SOURCE_DIR}/13_segmented)
 
 add_executable(13_segmented_cpu_tests ${seg_dir}/tests/test_segments.cpp)
 target_link_libraries(13_segmented_cpu_tests PRIVATE 13_segmented_host GTest::gtest_main)
+target_compile_definitions(13_segmented_cpu_tests PRIVATE SEG_README="${seg_dir}/README.md")
 gtest_discover_tests(13_segmented_cpu_tests TEST_PREFIX "cpu." PROPERTIES LABELS cpu DISCOVERY_TIMEOUT 60)
 
 # GPU tests skip, with the reason, without a CUDA device. The segment over 2^31 floats needs about
 # 9 GB of device and host memory and runs alone.
 add_executable(13_segmented_gpu_tests ${seg_dir}/tests/test_segmented.cu)
 target_link_libraries(13_segmented_gpu_tests PRIVATE 13_segmented_kernel 13_segmented_host GTest::gtest_main)
+target_include_directories(13_segmented_gpu_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # gpu_skip.hpp
 gtest_discover_tests(13_segmented_gpu_tests TEST_PREFIX "gpu." TEST_FILTER "-*Huge*"
   PROPERTIES LABELS gpu DISCOVERY_TIMEOUT 60)
 gtest_discover_tests(13_segmented_gpu_tests TEST_PREFIX "gpu." TEST_FILTER "*Huge*"

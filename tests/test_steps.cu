@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "device.cuh"
+#include "gpu_skip.hpp"
 #include "input.hpp"
 
 // Every step of steps.txt (the generated steps.inc holds one REDUCE_STEP(stepNN) line per step).
@@ -42,22 +43,6 @@ const std::vector<const Step*>& all_steps() {
 }
 
 const Pattern kPatterns[] = {Pattern::constant, Pattern::integers, Pattern::uniform, Pattern::mixed};
-
-// Why GPU tests cannot run here, or nothing when they can. Opens device 0 on first use.
-const std::optional<std::string>& no_gpu_reason() {
-  static const std::optional<std::string> reason = []() -> std::optional<std::string> {
-    int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) return std::string("no usable CUDA device: ") + cudaGetErrorString(e);
-    if (count == 0) return std::string("no CUDA device present");
-    if (cudaSetDevice(0) != cudaSuccess) return std::string("cannot open CUDA device 0");
-    return std::nullopt;
-  }();
-  return reason;
-}
-
-#define SKIP_WITHOUT_GPU() \
-  if (const auto& why = no_gpu_reason()) GTEST_SKIP() << *why
 
 reduce::LaunchConfig config(int block) {
   int sms = 0;

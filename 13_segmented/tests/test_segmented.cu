@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "device.cuh"
+#include "gpu_skip.hpp"
 #include "input.hpp"
 #include "segmented.cuh"
 #include "segments.hpp"
@@ -18,21 +19,6 @@ namespace {
 
 using reduce::Pattern;
 using seg::Offsets;
-
-const std::optional<std::string>& no_gpu_reason() {
-  static const std::optional<std::string> reason = []() -> std::optional<std::string> {
-    int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) return std::string("no usable CUDA device: ") + cudaGetErrorString(e);
-    if (count == 0) return std::string("no CUDA device present");
-    if (cudaSetDevice(0) != cudaSuccess) return std::string("cannot open CUDA device 0");
-    return std::nullopt;
-  }();
-  return reason;
-}
-
-#define SKIP_WITHOUT_GPU() \
-  if (const auto& why = no_gpu_reason()) GTEST_SKIP() << *why
 
 // The input on both sides and one launcher's outputs, run `runs` times; the outputs are poisoned with
 // NaN before each run, and every run must give the bits of the first.

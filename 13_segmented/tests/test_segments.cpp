@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -177,6 +178,19 @@ TEST(SegmentedCheck, ExactForIntsTolerantOtherwiseNeverNaN) {
   c = seg::check_segments(x.data(), o, gpu.data(), reduce::Pattern::uniform);
   EXPECT_EQ(c.wrong, 1);
   EXPECT_DOUBLE_EQ(c.first_check.tolerance, reduce::tolerance_for(54, r.abs_sum));  // the segment's own length
+}
+
+// The README's table of distributions and the results block stay in step with the code.
+TEST(SegmentedReadme, ListsEveryDistributionAndHasTheResultsBlock) {
+  std::ifstream f(SEG_README);
+  ASSERT_TRUE(f) << SEG_README;
+  std::stringstream text;
+  text << f.rdbuf();
+  for (const seg::Distribution& d : seg::distributions())
+    EXPECT_NE(text.str().find("| `" + std::string(d.name) + "` | " + d.description + " |"), std::string::npos)
+        << d.name << ": " << d.description;
+  EXPECT_NE(text.str().find("<!-- segmented:begin -->"), std::string::npos);
+  EXPECT_NE(text.str().find("<!-- segmented:end -->"), std::string::npos);
 }
 
 }  // namespace
