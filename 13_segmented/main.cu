@@ -88,12 +88,13 @@ Runs run_all(Launch launch, float* out, std::int64_t segments, const reduce::Opt
   const std::size_t bytes = segments * sizeof(float);
   for (int i = 0; i < opt.warmup + opt.iters; ++i) {
     const bool timed = i >= opt.warmup;
-    CUDA_CHECK(cudaMemsetAsync(out, 0xFF, bytes, stream));  // NaN: a segment left unwritten fails
+    if (bytes > 0) CUDA_CHECK(cudaMemsetAsync(out, 0xFF, bytes, stream));  // NaN: a segment left unwritten fails
     if (timed) flusher.flush(stream);
     CUDA_CHECK(cudaEventRecord(start.get(), stream));
     CUDA_CHECK(launch());
     CUDA_CHECK(cudaEventRecord(stop.get(), stream));
-    CUDA_CHECK(cudaMemcpyAsync(i == 0 ? r.first.data() : again.data(), out, bytes, cudaMemcpyDeviceToHost, stream));
+    if (bytes > 0)
+      CUDA_CHECK(cudaMemcpyAsync(i == 0 ? r.first.data() : again.data(), out, bytes, cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     float t = 0.0f;
     CUDA_CHECK(cudaEventElapsedTime(&t, start.get(), stop.get()));

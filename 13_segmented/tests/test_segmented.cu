@@ -44,12 +44,13 @@ struct Case {
     reduce::DeviceBuffer<float> out(s);
     std::vector<float> first(s), again(s);
     for (int r = 0; r < runs; ++r) {
-      CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+      if (s > 0) CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
       const reduce::Scratch sc{scratch.get(), scratch.bytes()};
       CUDA_CHECK(cub ? seg::launch_cub(in.get(), d_offsets.get(), s, out.get(), sc, nullptr)
                      : seg::launch(in.get(), n, d_offsets.get(), s, out.get(), sc, nullptr));
       CUDA_CHECK(cudaDeviceSynchronize());
-      CUDA_CHECK(cudaMemcpy(r == 0 ? first.data() : again.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
+      if (s > 0)
+        CUDA_CHECK(cudaMemcpy(r == 0 ? first.data() : again.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
       if (r > 0) EXPECT_EQ(std::memcmp(first.data(), again.data(), out.bytes()), 0) << "run " << r << " differs";
     }
     return first;
