@@ -2,6 +2,7 @@
 // segmented sum and cub::DeviceSegmentedReduce::Sum on the same input, checks every segment of every
 // run, and reports both timings. Exit codes as every step: 0 correct, 1 wrong or CUDA error, 2 bad
 // usage, 77 no usable GPU.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -105,6 +106,16 @@ Runs run_all(Launch launch, float* out, std::int64_t segments, const reduce::Opt
   return r;
 }
 
+// A JSON string's contents: quotes and backslashes escaped, control characters dropped.
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out;
+}
+
 std::string num(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -157,7 +168,9 @@ int run(const SegOptions& so) {
 
   const seg::SegmentsCheck check = seg::check_segments(host.get(), offsets, mine.first.data(), opt.pattern);
   const seg::SegmentsCheck cub_check = seg::check_segments(host.get(), offsets, cub.first.data(), opt.pattern);
-  const bool passed = check.wrong == 0 && mine.identical;
+  const bool unchanged = reduce::device_equals_host(in.get(), host.get(), n);
+  const bool passed = check.wrong == 0 && mine.identical && unchanged;
+  if (!unchanged) std::fprintf(stderr, "%s: the input was modified\n", kName);
   if (check.wrong > 0)
     std::fprintf(stderr, "%s: %lld of %lld segments wrong; first: segment %lld [%lld, %lld) gave %.9g, reference %.9g "
                          "(|error| %.3g, allowed %.3g)\n",
@@ -189,9 +202,9 @@ int run(const SegOptions& so) {
                 "\"cub_min_ms\": %s, \"cub_max_ms\": %s, \"cub_gbps\": %s, \"vs_cub\": %s, \"peak_gbps\": %s, "
                 "\"pct_peak\": %s, \"passed\": %s, \"runs_identical\": %s, \"wrong_segments\": %lld, \"exact_check\": %s, "
                 "\"cub_passed\": %s, \"cub_runs_identical\": %s, \"tier_thread\": %lld, \"tier_warp\": %lld, "
-                "\"tier_block\": %lld, \"tier_blocks\": %lld, \"cuda_runtime\": %d, \"cuda_driver\": %d}\n",
-                kName, device.name.c_str(), static_cast<long long>(n), static_cast<long long>(segments),
-                distribution.c_str(), reduce::to_string(opt.pattern), static_cast<unsigned long long>(opt.seed),
+                "\"tier_block\": %lld, \"tier_blocks\": %lld, \"input_unchanged\": %s, \"cuda_runtime\": %d, \"cuda_driver\": %d}\n",
+                kName, json_escape(device.name).c_str(), static_cast<long long>(n), static_cast<long long>(segments),
+                json_escape(distribution).c_str(), reduce::to_string(opt.pattern), static_cast<unsigned long long>(opt.seed),
                 num(mean_len).c_str(), bytes, opt.iters, opt.warmup, num(mine.ms.median).c_str(),
                 num(mine.ms.min).c_str(), num(mine.ms.max).c_str(), num(my_gbps).c_str(), num(cub.ms.median).c_str(),
                 num(cub.ms.min).c_str(), num(cub.ms.max).c_str(), num(cub_gbps).c_str(), num(vs_cub).c_str(),
@@ -199,7 +212,8 @@ int run(const SegOptions& so) {
                 mine.identical ? "true" : "false", static_cast<long long>(check.wrong), check.exact ? "true" : "false",
                 cub_check.wrong == 0 ? "true" : "false", cub.identical ? "true" : "false",
                 static_cast<long long>(tier[0]), static_cast<long long>(tier[1]), static_cast<long long>(tier[2]),
-                static_cast<long long>(tier[3]), device.runtime_version, device.driver_version);
+                static_cast<long long>(tier[3]), unchanged ? "true" : "false", device.runtime_version,
+                device.driver_version);
   } else {
     std::printf("%s: %s, %d SMs, theoretical %.0f GB/s\n", kName, device.name.c_str(), device.sm_count,
                 device.peak_gbps);

@@ -17,18 +17,6 @@
 namespace reduce {
 namespace {
 
-// Copies the device input back in slices and compares it with the host copy, byte for byte.
-bool input_unchanged(const float* device_in, const float* host_in, std::int64_t n) {
-  constexpr std::int64_t kSlice = std::int64_t{1} << 24;
-  std::vector<float> slice(static_cast<std::size_t>(std::min(n, kSlice)));
-  for (std::int64_t begin = 0; begin < n; begin += kSlice) {
-    const std::int64_t count = std::min(kSlice, n - begin);
-    CUDA_CHECK(cudaMemcpy(slice.data(), device_in + begin, count * sizeof(float), cudaMemcpyDeviceToHost));
-    if (std::memcmp(slice.data(), host_in + begin, count * sizeof(float)) != 0) return false;
-  }
-  return true;
-}
-
 void ensure_device_memory(std::size_t needed) {
   std::size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -127,7 +115,7 @@ Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
   r.abs_error = c.abs_error;
   r.tolerance = c.tolerance;
   r.exact_check = c.exact;
-  r.input_unchanged = input_unchanged(in.get(), host.get(), n);
+  r.input_unchanged = device_equals_host(in.get(), host.get(), n);
   const bool determinism_kept = !step.deterministic || r.runs_identical;
   r.passed = r.runs_correct == runs && r.input_unchanged && determinism_kept;
   derive_rates(r);
