@@ -187,7 +187,8 @@ int run(const SegOptions& so) {
   const double my_gbps = gbps(mine.ms.median), cub_gbps = gbps(cub.ms.median);
   const double vs_cub = mine.ms.median > 0 ? cub.ms.median / mine.ms.median : 0.0;
   const double pct_peak = device.peak_gbps > 0 ? 100.0 * my_gbps / device.peak_gbps : 0.0;
-  // Segments by the tier their length selects (segmented.cu): thread, warp, block, several blocks.
+  // Segments by the length bounds of the tiers (segmented.cu): a segment of up to 32 floats goes to a
+  // thread when all 32 of its batch do, else to a warp; then warp, block, several blocks by length.
   std::int64_t tier[4] = {0, 0, 0, 0};
   for (std::int64_t s = 0; s < segments; ++s) {
     const std::int64_t len = offsets[s + 1] - offsets[s];
@@ -221,7 +222,7 @@ int run(const SegOptions& so) {
                 reduce::format_count(n).c_str(), reduce::to_string(opt.pattern),
                 static_cast<unsigned long long>(opt.seed), static_cast<long long>(segments), distribution.c_str(),
                 mean_len);
-    std::printf("  tiers by length: thread %lld, warp %lld, block %lld, several blocks %lld\n",
+    std::printf("  segments of length <= 32: %lld, <= 2048: %lld, <= 16384: %lld, longer: %lld\n",
                 static_cast<long long>(tier[0]), static_cast<long long>(tier[1]), static_cast<long long>(tier[2]),
                 static_cast<long long>(tier[3]));
     std::printf("  suite: median %.4f ms (min %.4f, max %.4f), %.1f GB/s, %.1f%% of theoretical\n", mine.ms.median,

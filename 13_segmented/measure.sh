@@ -74,8 +74,9 @@ lines = [
     f"per offset. The read ceiling (`read_ceiling`, one array, same n): {ceiling['gbps']:.0f} GB/s. Bars: at least "
     f"1.0x CUB everywhere, 2x on {', '.join(sorted(LONG))}, 85% of the ceiling where the mean length is at least 4096.",
     "",
-    "| distribution | S | mean length | GB/s | CUB GB/s | vs CUB | % of ceiling | check | bars |",
-    "|---|---:|---:|---:|---:|---:|---:|---|---|",
+    "| distribution | S | mean length | segments of length <= 32 / <= 2048 / <= 16384 / longer | GB/s | CUB GB/s | vs CUB | "
+    "% of ceiling | check | bars |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
 ]
 
 
@@ -93,10 +94,11 @@ def bars(d, r, pct):
 for d in wanted:
     r = by_name.get(d)
     if r is None:
-        lines.append(f"| {d} | - | - | - | - | - | - | no data | - |")
+        lines.append(f"| {d} | - | - | - | - | - | - | - | no data | - |")
         continue
     pct = 100.0 * r["gbps"] / ceiling["gbps"] if ceiling["gbps"] else 0.0
-    lines.append(f"| {d} | {r['segments']} | {r['mean_len']:.1f} | {r['gbps']:.1f} | {r['cub_gbps']:.1f} | "
+    tiers = " / ".join(str(r[k]) for k in ("tier_thread", "tier_warp", "tier_block", "tier_blocks"))
+    lines.append(f"| {d} | {r['segments']} | {r['mean_len']:.1f} | {tiers} | {r['gbps']:.1f} | {r['cub_gbps']:.1f} | "
                  f"{r['vs_cub']:.2f}x | {pct:.1f} | {'PASS' if r['passed'] else 'FAIL'} | {bars(d, r, pct)} |")
 table = "\n".join(lines) + "\n"
 open(f"{out}/table.md", "w").write(table)
