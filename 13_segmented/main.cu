@@ -202,8 +202,8 @@ int run(const SegOptions& so) {
                 "\"median_ms\": %s, \"min_ms\": %s, \"max_ms\": %s, \"gbps\": %s, \"cub_median_ms\": %s, "
                 "\"cub_min_ms\": %s, \"cub_max_ms\": %s, \"cub_gbps\": %s, \"vs_cub\": %s, \"peak_gbps\": %s, "
                 "\"pct_peak\": %s, \"passed\": %s, \"runs_identical\": %s, \"wrong_segments\": %lld, \"exact_check\": %s, "
-                "\"cub_passed\": %s, \"cub_runs_identical\": %s, \"tier_thread\": %lld, \"tier_warp\": %lld, "
-                "\"tier_block\": %lld, \"tier_blocks\": %lld, \"input_unchanged\": %s, \"cuda_runtime\": %d, \"cuda_driver\": %d}\n",
+                "\"cub_passed\": %s, \"cub_runs_identical\": %s, \"len_le_32\": %lld, \"len_le_2048\": %lld, "
+                "\"len_le_16384\": %lld, \"len_longer\": %lld, \"input_unchanged\": %s, \"cuda_runtime\": %d, \"cuda_driver\": %d}\n",
                 kName, json_escape(device.name).c_str(), static_cast<long long>(n), static_cast<long long>(segments),
                 json_escape(distribution).c_str(), reduce::to_string(opt.pattern), static_cast<unsigned long long>(opt.seed),
                 num(mean_len).c_str(), bytes, opt.iters, opt.warmup, num(mine.ms.median).c_str(),
