@@ -97,7 +97,7 @@ for d in wanted:
         lines.append(f"| {d} | - | - | - | - | - | - | - | no data | - |")
         continue
     pct = 100.0 * r["gbps"] / ceiling["gbps"] if ceiling["gbps"] else 0.0
-    tiers = " / ".join(str(r[k]) for k in ("len_le_32", "len_le_2048", "len_le_16384", "len_longer"))
+    tiers = " / ".join(str(r.get(k, "?")) for k in ("len_le_32", "len_le_2048", "len_le_16384", "len_longer"))
     lines.append(f"| {d} | {r['segments']} | {r['mean_len']:.1f} | {tiers} | {r['gbps']:.1f} | {r['cub_gbps']:.1f} | "
                  f"{r['vs_cub']:.2f}x | {pct:.1f} | {'PASS' if r['passed'] else 'FAIL'} | {bars(d, r, pct)} |")
 table = "\n".join(lines) + "\n"
