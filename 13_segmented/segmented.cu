@@ -2,13 +2,15 @@
 //
 // What it shows: one array of n floats cut into S segments by 64-bit CSR offsets, summed into S
 // outputs. Lengths range from 0 to the whole array, so no single shape of work fits: a block per
-// segment (what the library does for most inputs) idles on segments of 10 floats and streams a segment
+// segment (the classic library shape) idles on segments of 10 floats and streams a segment
 // of 10^8 floats through one SM. Here the array is cut into tiles of kTile floats, one block each, and
 // every segment is summed by whoever fits its length:
-//   len <= kThreadMax (32)   a thread: its warp first copies the 32 segments of its batch (at most 1024
-//                            floats, contiguous) into shared memory with coalesced loads, then each lane
-//                            adds its own segment serially from there;
-//   len <= kWarpMax (2048)   a warp: float4 loads, four in flight, then a shuffle tree (step 06's warp sum);
+//   len <= kThreadMax (32)   a thread, when the other segments of its batch of 32 consecutive ones are
+//                            that short too: the warp copies the batch (at most 1024 floats, contiguous)
+//                            into shared memory with coalesced loads, then each lane adds its own segment
+//                            serially from there;
+//   len <= kWarpMax (2048)   a warp (so is a short segment in a batch with a longer one): float4 loads,
+//                            four in flight, then a shuffle tree (step 06's warp sum);
 //   len <= kTile             the block of the tile where the segment begins, the same way with 256 threads;
 //   len >  kTile             several blocks: every tile the segment touches adds its part (the segment's
 //                            first tile into slot 2t, any other into slot 2t+1), and a second, tiny kernel
