@@ -173,7 +173,7 @@ reduce::Report measure(const reduce::Options& opt, const reduce::DeviceInfo& dev
   r.abs_error = c.abs_error;
   r.tolerance = c.tolerance;
   r.exact_check = c.exact;
-  r.input_unchanged = reduce::input_unchanged(in.get(), host.get(), n);
+  r.input_unchanged = reduce::device_equals_host(in.get(), host.get(), n);
   r.passed = r.runs_correct == runs && r.input_unchanged && r.runs_identical;
   reduce::derive_rates(r);
 

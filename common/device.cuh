@@ -6,9 +6,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cuda_check.cuh"
 #include "report.hpp"
@@ -106,6 +108,20 @@ class L2Flusher {
 // harness.cu allocates once and reuses.
 float reduce_once(const Step& step, const float* in, std::int64_t n, const LaunchConfig& cfg, cudaStream_t stream,
                   Scratch scratch = {});
+
+// True when device[0..n) holds the same bytes as host[0..n): copied back in slices of 2^24 elements,
+// so checking a large input costs little host memory. The "input unchanged" check of every executable.
+template <typename T>
+bool device_equals_host(const T* device, const T* host, std::int64_t n) {
+  constexpr std::int64_t kSlice = std::int64_t{1} << 24;
+  std::vector<T> slice(static_cast<std::size_t>(n < kSlice ? n : kSlice));
+  for (std::int64_t begin = 0; begin < n; begin += kSlice) {
+    const std::int64_t count = n - begin < kSlice ? n - begin : kSlice;
+    CUDA_CHECK(cudaMemcpy(slice.data(), device + begin, count * sizeof(T), cudaMemcpyDeviceToHost));
+    if (std::memcmp(slice.data(), host + begin, count * sizeof(T)) != 0) return false;
+  }
+  return true;
+}
 
 // True when the error means "this build has no code this GPU can run" (exit 77, not a wrong result).
 bool is_unsupported_device_error(cudaError_t e);

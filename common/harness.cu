@@ -91,7 +91,7 @@ Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
   r.abs_error = c.abs_error;
   r.tolerance = c.tolerance;
   r.exact_check = c.exact;
-  r.input_unchanged = input_unchanged(in.get(), host.get(), n);
+  r.input_unchanged = device_equals_host(in.get(), host.get(), n);
   const bool determinism_kept = !step.deterministic || r.runs_identical;
   r.passed = r.runs_correct == runs && r.input_unchanged && determinism_kept;
   derive_rates(r);

@@ -28,19 +28,6 @@ int run_step(const Step& step, int argc, char** argv);
 std::vector<double> time_runs(int warmup, int iters, L2Flusher& flusher, cudaStream_t stream,
                               const std::function<void(int)>& launch);
 
-// Copies the device input back in slices and compares it with the host copy, byte for byte.
-template <typename T>
-bool input_unchanged(const T* device_in, const T* host_in, std::int64_t n) {
-  constexpr std::int64_t kSlice = std::int64_t{1} << 24;
-  std::vector<T> slice(static_cast<std::size_t>(std::min(n, kSlice)));
-  for (std::int64_t begin = 0; begin < n; begin += kSlice) {
-    const std::int64_t count = std::min(kSlice, n - begin);
-    CUDA_CHECK(cudaMemcpy(slice.data(), device_in + begin, count * sizeof(T), cudaMemcpyDeviceToHost));
-    if (std::memcmp(slice.data(), host_in + begin, count * sizeof(T)) != 0) return false;
-  }
-  return true;
-}
-
 // Throws NoUsableDevice (exit 77) when the device has fewer than `needed` bytes free.
 void ensure_device_memory(std::size_t needed);
 

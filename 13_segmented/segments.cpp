@@ -1,0 +1,140 @@
+#include "segments.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <string>
+
+namespace seg {
+namespace {
+
+// splitmix64 of (seed, i): the i-th random 64-bit word of a stream, computed without state.
+std::uint64_t hash(std::uint64_t seed, std::uint64_t i) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + (i + 1) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+double unit(std::uint64_t seed, std::uint64_t i) { return (hash(seed, i) >> 11) * 0x1.0p-53; }  // [0, 1)
+
+// Draws lengths len(i) for i = 0, 1, ... until they cover n; the last segment takes what is left.
+template <typename Length>
+Offsets cover(std::int64_t n, Length len) {
+  Offsets o{0};
+  for (std::int64_t i = 0; o.back() < n; ++i) o.push_back(std::min(n, o.back() + len(i)));
+  return o;
+}
+
+// Rows r = 0 .. rows-1 of offsets[r] = r * n / rows: equal rows when rows divides n, else differing by 1.
+Offsets equal_rows(std::int64_t n, std::int64_t rows) {
+  Offsets o(rows + 1);
+  for (std::int64_t r = 0; r <= rows; ++r) o[r] = static_cast<std::int64_t>((static_cast<__int128>(n) * r) / rows);
+  return o;
+}
+
+}  // namespace
+
+const std::vector<Distribution>& distributions() {
+  static const std::vector<Distribution> list = {
+      {"uniform32", "lengths uniform in 1..32"},
+      {"fixed1000", "every segment 1000 long"},
+      {"hundred", "100 segments of about n/100 (+-20%; ~2.7M each at 2^28)"},
+      {"whole", "one segment of the whole array"},
+      {"powerlaw", "lengths 10^(7u) - 1 for u uniform in [0,1): 0 .. 10^7, density ~ 1/(len+1); every 8th empty"},
+      {"matrix-wide", "1024 equal rows (1024 x 2^18 at 2^28)"},
+      {"matrix-tall", "rows of 1024 (2^18 x 1024 at 2^28)"},
+  };
+  return list;
+}
+
+const Distribution* find_distribution(std::string_view name) {
+  for (const Distribution& d : distributions())
+    if (name == d.name) return &d;
+  return nullptr;
+}
+
+Offsets make_offsets(std::string_view name, std::int64_t n, std::uint64_t seed) {
+  if (name == "uniform32") return cover(n, [&](std::int64_t i) { return 1 + static_cast<std::int64_t>(hash(seed, i) % 32); });
+  if (name == "fixed1000") return cover(n, [](std::int64_t) { return std::int64_t{1000}; });
+  if (name == "whole") return n > 0 ? Offsets{0, n} : Offsets{0};
+  if (name == "matrix-wide") return equal_rows(n, 1024);
+  if (name == "matrix-tall") return cover(n, [](std::int64_t) { return std::int64_t{1024}; });
+  if (name == "hundred") {
+    Offsets o = equal_rows(n, 100);  // then each inner cut moves by up to +-10% of a segment
+    const double base = static_cast<double>(n) / 100;
+    for (std::size_t i = 1; i + 1 < o.size(); ++i)
+      o[i] += static_cast<std::int64_t>(std::floor((unit(seed, i) - 0.5) * 0.2 * base));
+    return o;
+  }
+  if (name == "powerlaw")
+    return cover(n, [&](std::int64_t i) {
+      if (i % 8 == 7) return std::int64_t{0};
+      return static_cast<std::int64_t>(std::floor(std::pow(10.0, 7.0 * unit(seed, i)))) - 1;
+    });
+  std::string names;
+  for (const Distribution& d : distributions()) names += std::string(names.empty() ? "" : ", ") + d.name;
+  throw reduce::UsageError("invalid value '" + std::string(name) + "' for --segments: expected one of " + names);
+}
+
+void validate_offsets(const Offsets& o, std::int64_t n) {
+  auto fail = [](const std::string& what) { throw reduce::UsageError("bad offsets: " + what); };
+  if (o.empty()) fail("no entries (S segments need S + 1 offsets; S = 0 needs one)");
+  if (o[0] < 0) fail("offsets[0] = " + std::to_string(o[0]) + " is negative");
+  for (std::size_t s = 0; s + 1 < o.size(); ++s)
+    if (o[s + 1] < o[s])
+      fail("not monotone: offsets[" + std::to_string(s + 1) + "] = " + std::to_string(o[s + 1]) + " < offsets[" +
+           std::to_string(s) + "] = " + std::to_string(o[s]));
+  if (o.back() > n)
+    fail("offsets[" + std::to_string(o.size() - 1) + "] = " + std::to_string(o.back()) + " is beyond n = " +
+         std::to_string(n));
+}
+
+Offsets read_offsets(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw reduce::UsageError("--offsets: cannot read '" + path + "'");
+  Offsets o;
+  std::string word;
+  while (f >> word) {
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(word, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != word.size())
+      throw reduce::UsageError("--offsets: '" + word + "' in '" + path + "' (entry " + std::to_string(o.size()) +
+                               ") is not an integer");
+    o.push_back(v);
+  }
+  return o;
+}
+
+reduce::Reference segment_reference(const float* x, std::int64_t a, std::int64_t b) {
+  if (b - a >= (std::int64_t{1} << 20)) return reduce::reference_sum(x + a, b - a);  // on every core
+  reduce::Reference r;
+  for (std::int64_t i = a; i < b; ++i) {
+    r.sum += x[i];
+    r.abs_sum += std::fabs(static_cast<double>(x[i]));
+  }
+  return r;
+}
+
+SegmentsCheck check_segments(const float* x, const Offsets& o, const float* gpu, reduce::Pattern p) {
+  SegmentsCheck c;
+  for (std::size_t s = 0; s + 1 < o.size(); ++s) {
+    const reduce::Reference ref = segment_reference(x, o[s], o[s + 1]);
+    const reduce::Check k = reduce::check_result(gpu[s], ref, o[s + 1] - o[s], p);
+    c.exact = c.exact && k.exact;
+    if (k.passed) continue;
+    if (c.wrong++ == 0) {
+      c.first_wrong = static_cast<std::int64_t>(s);
+      c.first_gpu = gpu[s];
+      c.first_check = k;
+      c.first_reference = ref.sum;
+    }
+  }
+  return c;
+}
+
+}  // namespace seg

@@ -1,0 +1,54 @@
+// 13_segmented's host side (CPU only, so the CPU tests exercise it without a GPU): the segment
+// distributions, the validation of offsets, and the per-segment reference and check.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "input.hpp"
+#include "options.hpp"
+
+namespace seg {
+
+using Offsets = std::vector<std::int64_t>;  // offsets[0..S]: segment s is [offsets[s], offsets[s+1])
+
+struct Distribution {
+  const char* name;
+  const char* description;  // for --help and the README
+};
+// The distributions --segments knows, in the order measure.sh runs them.
+const std::vector<Distribution>& distributions();
+const Distribution* find_distribution(std::string_view name);
+
+// The offsets of distribution `name` over n floats under `seed`: offsets[0] = 0, offsets[S] = n, the
+// same offsets for the same (name, n, seed) on every machine (a counter-based generator, no
+// std:: distributions). Throws reduce::UsageError for an unknown name.
+Offsets make_offsets(std::string_view name, std::int64_t n, std::uint64_t seed);
+
+// Checks offsets for n floats before anything runs: at least one entry (S = 0 is the single entry
+// {x}), offsets[0] >= 0, non-decreasing, offsets[S] <= n. Throws reduce::UsageError with a one-line
+// message naming the first bad entry.
+void validate_offsets(const Offsets& offsets, std::int64_t n);
+
+// Reads offsets from a text file: S + 1 integers separated by white space. Throws reduce::UsageError
+// for an unreadable file or anything that is not an integer; validate_offsets() checks the values.
+Offsets read_offsets(const std::string& path);
+
+// The double-precision reference of segment [a, b) and the suite's rule applied to it: exact for the
+// int pattern, else |gpu - ref| <= reduce::tolerance_for(b - a, sum |x|). NaN never passes.
+reduce::Reference segment_reference(const float* x, std::int64_t a, std::int64_t b);
+
+struct SegmentsCheck {
+  std::int64_t wrong = 0;           // segments that failed
+  std::int64_t first_wrong = -1;    // the first of them, or -1
+  float first_gpu = 0.0f;           // its result...
+  reduce::Check first_check;        // ...and its check (reference, error, tolerance)
+  double first_reference = 0.0;
+  bool exact = true;                // every segment was compared exactly
+};
+// Checks every segment's result gpu[s] against its reference (on all the CPU's cores).
+SegmentsCheck check_segments(const float* x, const Offsets& offsets, const float* gpu, reduce::Pattern p);
+
+}  // namespace seg

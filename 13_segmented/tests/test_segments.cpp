@@ -1,0 +1,196 @@
+// 13_segmented's CPU side: offsets validation (every bad case), the distributions (lengths cover n,
+// lie in their ranges, the same for the same seed), and the per-segment reference and check.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "segments.hpp"
+
+namespace {
+
+using seg::Offsets;
+
+std::string validation_error(const Offsets& o, std::int64_t n) {
+  try {
+    seg::validate_offsets(o, n);
+  } catch (const reduce::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SegmentedOffsets, AcceptsValidOnes) {
+  EXPECT_EQ(validation_error({0}, 0), "");            // S = 0
+  EXPECT_EQ(validation_error({3}, 3), "");            // S = 0 at the end of the array
+  EXPECT_NE(validation_error({5}, 3).find("beyond"), std::string::npos);
+}
+
+TEST(SegmentedOffsets, RefusesEveryBadCase) {
+  EXPECT_NE(validation_error({}, 10).find("no entries"), std::string::npos);
+  EXPECT_NE(validation_error({-1, 4}, 10).find("negative"), std::string::npos);
+  EXPECT_NE(validation_error({0, 5, 4, 8}, 10).find("offsets[2] = 4 < offsets[1] = 5"), std::string::npos);
+  EXPECT_NE(validation_error({0, 5, 11}, 10).find("offsets[2] = 11 is beyond n = 10"), std::string::npos);
+  EXPECT_NE(validation_error({0, std::int64_t{1} << 40}, std::int64_t{1} << 33).find("beyond"), std::string::npos);
+  for (const Offsets& bad : {Offsets{}, Offsets{-1, 4}, Offsets{0, 5, 4, 8}, Offsets{0, 5, 11}})
+    EXPECT_EQ(validation_error(bad, 10).find('\n'), std::string::npos) << "one line";
+}
+
+TEST(SegmentedOffsets, AcceptsEmptySegmentsAndAnOffsetStart) {
+  EXPECT_EQ(validation_error({0, 0, 0, 3, 3, 10}, 10), "");
+  EXPECT_EQ(validation_error({2, 2, 7}, 10), "");  // floats before offsets[0] and after offsets[S] belong to none
+  EXPECT_EQ(validation_error({0, std::int64_t{3} << 30}, std::int64_t{3} << 30), "");  // 64-bit throughout
+}
+
+TEST(SegmentedOffsets, ReadsAFile) {
+  const std::string path = ::testing::TempDir() + "seg_offsets.txt";
+  std::ofstream(path) << "0 3\n3\n  8589934592\n";
+  EXPECT_EQ(seg::read_offsets(path), (Offsets{0, 3, 3, std::int64_t{1} << 33}));
+  std::ofstream(path) << "0 3 x\n";
+  EXPECT_THROW(seg::read_offsets(path), reduce::UsageError);
+  EXPECT_THROW(seg::read_offsets(path + ".missing"), reduce::UsageError);
+  std::remove(path.c_str());
+}
+
+// Lengths of every segment but the last (which takes what is left) must lie in [lo, hi].
+void expect_lengths(const Offsets& o, std::int64_t lo, std::int64_t hi) {
+  for (std::size_t s = 0; s + 2 < o.size(); ++s) {
+    const std::int64_t len = o[s + 1] - o[s];
+    ASSERT_TRUE(len >= lo && len <= hi) << "segment " << s << " has length " << len;
+  }
+}
+
+class Distributions : public ::testing::TestWithParam<std::int64_t> {};
+
+TEST_P(Distributions, CoverNAndAreValid) {
+  const std::int64_t n = GetParam();
+  for (const seg::Distribution& d : seg::distributions()) {
+    const Offsets o = seg::make_offsets(d.name, n, 7);
+    SCOPED_TRACE(d.name);
+    EXPECT_EQ(o.front(), 0);
+    EXPECT_EQ(o.back(), n);
+    EXPECT_EQ(validation_error(o, n), "");
+    EXPECT_EQ(o, seg::make_offsets(d.name, n, 7)) << "the same seed gives the same offsets";
+  }
+}
+
+TEST_P(Distributions, LengthsLieInTheirRanges) {
+  const std::int64_t n = GetParam();
+  expect_lengths(seg::make_offsets("uniform32", n, 3), 1, 32);
+  expect_lengths(seg::make_offsets("fixed1000", n, 3), 1000, 1000);
+  expect_lengths(seg::make_offsets("matrix-tall", n, 3), 1024, 1024);
+  expect_lengths(seg::make_offsets("powerlaw", n, 3), 0, 10000000 - 1);
+  const Offsets wide = seg::make_offsets("matrix-wide", n, 3);
+  EXPECT_EQ(wide.size(), 1025u);
+  expect_lengths(wide, n / 1024, n / 1024 + 1);
+  const Offsets hundred = seg::make_offsets("hundred", n, 3);
+  EXPECT_EQ(hundred.size(), 101u);
+  if (n >= 100000) expect_lengths(hundred, n / 100 * 8 / 10 - 1, n / 100 * 12 / 10 + 1);
+  EXPECT_EQ(seg::make_offsets("whole", n, 3), (Offsets{0, n}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, Distributions,
+                         ::testing::Values(std::int64_t{1000003}, std::int64_t{1} << 24, std::int64_t{1} << 28));
+
+TEST(SegmentedDistributions, MatchTheIssueAt2To28) {
+  const std::int64_t n = std::int64_t{1} << 28;
+  const Offsets wide = seg::make_offsets("matrix-wide", n, 1), tall = seg::make_offsets("matrix-tall", n, 1);
+  EXPECT_EQ(wide.size() - 1, 1024u);
+  EXPECT_EQ(wide[1], std::int64_t{1} << 18);
+  EXPECT_EQ(tall.size() - 1, std::size_t{1} << 18);
+  expect_lengths(Offsets(tall.begin(), tall.end()), 1024, 1024);
+  EXPECT_EQ(tall[tall.size() - 1] - tall[tall.size() - 2], 1024);
+}
+
+TEST(SegmentedDistributions, PowerLawHasEmptyAndLongSegmentsAndSeedsDiffer) {
+  const std::int64_t n = std::int64_t{1} << 28;
+  const Offsets o = seg::make_offsets("powerlaw", n, 1);
+  std::int64_t empty = 0, longest = 0;
+  for (std::size_t s = 0; s + 1 < o.size(); ++s) {
+    empty += o[s + 1] == o[s];
+    longest = std::max(longest, o[s + 1] - o[s]);
+  }
+  EXPECT_GT(empty, 0);
+  EXPECT_GT(longest, 1000000);
+  EXPECT_NE(o, seg::make_offsets("powerlaw", n, 2));
+  EXPECT_NE(seg::make_offsets("uniform32", 100000, 1), seg::make_offsets("uniform32", 100000, 2));
+}
+
+TEST(SegmentedDistributions, UnknownNameIsUsageError) {
+  EXPECT_THROW(seg::make_offsets("zipf", 100, 1), reduce::UsageError);
+  EXPECT_EQ(seg::find_distribution("zipf"), nullptr);
+  EXPECT_NE(seg::find_distribution("powerlaw"), nullptr);
+}
+
+TEST(SegmentedDistributions, ZeroFloatsGiveNoSegmentsOrEmptyOnes) {
+  for (const seg::Distribution& d : seg::distributions()) {
+    const Offsets o = seg::make_offsets(d.name, 0, 1);
+    EXPECT_EQ(validation_error(o, 0), "") << d.name;
+  }
+}
+
+TEST(SegmentedReference, PerSegmentSumsAndTolerance) {
+  const std::vector<float> x = {1.0f, -2.0f, 3.0f, 0.5f, 4.0f};
+  const reduce::Reference r = seg::segment_reference(x.data(), 1, 4);
+  EXPECT_DOUBLE_EQ(r.sum, 1.5);
+  EXPECT_DOUBLE_EQ(r.abs_sum, 5.5);
+  const reduce::Reference e = seg::segment_reference(x.data(), 2, 2);
+  EXPECT_EQ(e.sum, 0.0);
+  EXPECT_EQ(e.abs_sum, 0.0);
+}
+
+TEST(SegmentedReference, LongSegmentsMatchTheSerialSum) {
+  const std::int64_t n = (std::int64_t{1} << 20) + 5;
+  std::vector<float> x(n);
+  reduce::fill_input(x.data(), n, reduce::Pattern::integers, 3);
+  double s = 0.0;
+  for (float v : x) s += v;
+  EXPECT_EQ(seg::segment_reference(x.data(), 0, n).sum, s);
+}
+
+TEST(SegmentedCheck, ExactForIntsTolerantOtherwiseNeverNaN) {
+  std::vector<float> x(64);
+  reduce::fill_input(x.data(), 64, reduce::Pattern::integers, 1);
+  const Offsets o = {0, 0, 10, 64};
+  std::vector<float> gpu(3);
+  for (std::size_t s = 0; s < 3; ++s) gpu[s] = static_cast<float>(seg::segment_reference(x.data(), o[s], o[s + 1]).sum);
+  seg::SegmentsCheck c = seg::check_segments(x.data(), o, gpu.data(), reduce::Pattern::integers);
+  EXPECT_EQ(c.wrong, 0);
+  EXPECT_TRUE(c.exact);
+  gpu[2] += 1.0f;  // one element doubled or dropped
+  c = seg::check_segments(x.data(), o, gpu.data(), reduce::Pattern::integers);
+  EXPECT_EQ(c.wrong, 1);
+  EXPECT_EQ(c.first_wrong, 2);
+  gpu[2] -= 1.0f;
+  gpu[0] = NAN;  // an empty segment must give 0, not NaN
+  EXPECT_EQ(seg::check_segments(x.data(), o, gpu.data(), reduce::Pattern::integers).first_wrong, 0);
+
+  reduce::fill_input(x.data(), 64, reduce::Pattern::uniform, 1);
+  const reduce::Reference r = seg::segment_reference(x.data(), 10, 64);
+  gpu = {0.0f, static_cast<float>(seg::segment_reference(x.data(), 0, 10).sum), static_cast<float>(r.sum)};
+  EXPECT_EQ(seg::check_segments(x.data(), o, gpu.data(), reduce::Pattern::uniform).wrong, 0);
+  EXPECT_DOUBLE_EQ(seg::check_segments(x.data(), o, gpu.data(), reduce::Pattern::uniform).first_check.tolerance, 0.0);
+  gpu[2] = static_cast<float>(r.sum + 2 * reduce::tolerance_for(54, r.abs_sum));
+  c = seg::check_segments(x.data(), o, gpu.data(), reduce::Pattern::uniform);
+  EXPECT_EQ(c.wrong, 1);
+  EXPECT_DOUBLE_EQ(c.first_check.tolerance, reduce::tolerance_for(54, r.abs_sum));  // the segment's own length
+}
+
+// The README's table of distributions and the results block stay in step with the code.
+TEST(SegmentedReadme, ListsEveryDistributionAndHasTheResultsBlock) {
+  std::ifstream f(SEG_README);
+  ASSERT_TRUE(f) << SEG_README;
+  std::stringstream text;
+  text << f.rdbuf();
+  for (const seg::Distribution& d : seg::distributions())
+    EXPECT_NE(text.str().find("| `" + std::string(d.name) + "` | " + d.description + " |"), std::string::npos)
+        << d.name << ": " << d.description;
+  EXPECT_NE(text.str().find("<!-- segmented:begin -->"), std::string::npos);
+  EXPECT_NE(text.str().find("<!-- segmented:end -->"), std::string::npos);
+}
+
+}  // namespace
