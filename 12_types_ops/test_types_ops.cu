@@ -125,26 +125,25 @@ TEST_P(TypesOps, SpecialPatterns) {
   });
 }
 
-// One special value at the first, a middle, the last element, and in the unaligned head and tail.
-TEST_P(TypesOps, NanAndInfAtEveryPosition) {
+// One special value at the first, a middle, the last element, and in the unaligned head and tail:
+// NaN, +inf and -inf for the floating-point types; integers have none, so they get the type's
+// largest and smallest values there instead (what the nan and inf patterns put in their place).
+TEST_P(TypesOps, SpecialValueAtEveryPosition) {
   SKIP_WITHOUT_GPU();
   const auto [t, o] = GetParam();
   for_each_type_and_op(t, o, [&](auto tv, auto ov) {
     using T = decltype(tv);
-    if constexpr (std::is_floating_point_v<T>) {
-      const T specials[] = {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
-                            -std::numeric_limits<T>::infinity()};
-      for (std::int64_t n : {1, 7, 4099, 1000003})
-        for (std::int64_t at : {std::int64_t{0}, n / 2, n - 1})
-          for (T special : specials)
-            for (std::int64_t offset : {0, 1}) {
-              auto x = input<T>(n, Pattern::mixed);
-              x[at] = special;
-              run_checked<T, decltype(ov)::value>(x, Pattern::mixed, "special at " + std::to_string(at), offset);
-            }
-    } else {
-      GTEST_SKIP() << "integers have no NaN or inf (the nan and inf patterns put the type's limits there)";
-    }
+    using limits = std::numeric_limits<T>;
+    std::vector<T> specials = {limits::max(), limits::lowest()};
+    if constexpr (std::is_floating_point_v<T>) specials = {limits::quiet_NaN(), limits::infinity(), -limits::infinity()};
+    for (std::int64_t n : {1, 7, 4099, 1000003})
+      for (std::int64_t at : {std::int64_t{0}, n / 2, n - 1})
+        for (T special : specials)
+          for (std::int64_t offset : {0, 1}) {
+            auto x = input<T>(n, Pattern::mixed);
+            x[at] = special;
+            run_checked<T, decltype(ov)::value>(x, Pattern::mixed, "special at " + std::to_string(at), offset);
+          }
   });
 }
 

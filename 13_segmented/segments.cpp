@@ -62,8 +62,10 @@ Offsets make_offsets(std::string_view name, std::int64_t n, std::uint64_t seed) 
   if (name == "hundred") {
     Offsets o = equal_rows(n, 100);  // then each inner cut moves by up to +-10% of a segment
     const double base = static_cast<double>(n) / 100;
-    for (std::size_t i = 1; i + 1 < o.size(); ++i)
-      o[i] += static_cast<std::int64_t>(std::floor((unit(seed, i) - 0.5) * 0.2 * base));
+    for (std::size_t i = 1; i + 1 < o.size(); ++i) {  // rounded toward zero: no move while a segment is short
+      const auto move = static_cast<std::int64_t>((unit(seed, i) - 0.5) * 0.2 * base);
+      o[i] = std::clamp(o[i] + move, o[i - 1], o[i + 1]);
+    }
     return o;
   }
   if (name == "powerlaw")
