@@ -62,7 +62,7 @@ for type in float double int32 int64; do
   done
 done
 
-commit="$(git -C "$root" rev-parse --short=12 HEAD 2> /dev/null || echo unknown)"
+commit="${REDUCE_COMMIT:-$(git -C "$root" rev-parse --short=12 HEAD 2> /dev/null || echo unknown)}"  # the device copy may carry a stale .git
 python3 - "$out" "$commit" "$failed" << 'EOF' || exit 1
 import json, os, sys, datetime
 out, commit, failed = sys.argv[1], sys.argv[2], sys.argv[3] == "1"

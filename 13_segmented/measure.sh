@@ -52,8 +52,12 @@ mv "$out/segmented.jsonl.tmp" "$out/segmented.jsonl"
 find "$out" -name '*.err' -empty -delete
 
 python3 - "$out" "$here/README.md" "$update" "$distributions" <<'PY' || status=1
-import json, sys, datetime
+import json, os, subprocess, sys, datetime
 out, readme, update, wanted = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4].split()
+# The commit measured: REDUCE_COMMIT where the copy's .git may be stale or absent, else git's answer.
+commit = os.environ.get("REDUCE_COMMIT") or subprocess.run(
+    ["git", "-C", os.path.dirname(readme), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+    text=True).stdout.strip() or "unknown"
 ceiling = json.load(open(f"{out}/ceiling.json"))
 records = [json.loads(line) for line in open(f"{out}/segmented.jsonl") if line.strip()]
 by_name = {r["distribution"]: r for r in records}
@@ -69,7 +73,7 @@ def version(v):
 lines = [
     f"Measured on {ceiling['device']}, CUDA runtime {version(r0.get('cuda_runtime'))}, driver "
     f"{version(r0.get('cuda_driver'))}, "
-    f"{datetime.date.today().isoformat()}: n = {ceiling['n']} floats per distribution, pattern {r0.get('pattern', '?')}, "
+    f"{datetime.date.today().isoformat()}, commit `{commit}`: n = {ceiling['n']} floats per distribution, pattern {r0.get('pattern', '?')}, "
     f"median of {r0.get('iters', '?')} runs, L2 flushed before each. GB/s counts 4 bytes per float in a segment plus 8 "
     f"per offset. The read ceiling (`read_ceiling`, one array, same n): {ceiling['gbps']:.0f} GB/s. Bars: at least "
     f"1.0x CUB everywhere, 2x on {', '.join(sorted(LONG))}, 85% of the ceiling where the mean length is at least 4096.",
