@@ -18,21 +18,8 @@ gtest_discover_tests(13_segmented_gpu_tests TEST_PREFIX "gpu." TEST_FILTER "*Hug
 
 # The command lines: bad offsets and bad usage are refused with one line and exit 2 before any device
 # is touched (so these run everywhere); --help exits 0. measure.sh refuses bad usage the same way.
-# A case: name|expected exit code|text the message must contain|arguments (comma-separated).
-function(add_seg_cli_tests exe)
-  foreach(case IN LISTS ARGN)
-    string(REPLACE "|" ";" parts "${case}")
-    list(GET parts 0 name)
-    list(GET parts 1 code)
-    list(GET parts 2 expect_text)
-    list(GET parts 3 args)
-    add_test(NAME cli.13_segmented.${name}
-      COMMAND ${CMAKE_COMMAND} -DEXE=${exe} -DARGS=${args} -DCODE=${code} -DTEXT=${expect_text}
-              -P ${PROJECT_SOURCE_DIR}/tests/expect_exit.cmake)
-    set_tests_properties(cli.13_segmented.${name} PROPERTIES LABELS cpu)
-  endforeach()
-endfunction()
-add_seg_cli_tests($<TARGET_FILE:13_segmented>
+# A case: name|expected exit code|text the message must contain|arguments (tests/CMakeLists.txt).
+reduce_add_usage_tests(cli.13_segmented $<TARGET_FILE:13_segmented>
   "offsets_not_monotone|2|not monotone|--n,100,--offsets,${seg_dir}/tests/not_monotone.txt"
   "offsets_beyond_n|2|beyond n|--n,100,--offsets,${seg_dir}/tests/beyond_n.txt"
   "offsets_negative|2|negative|--n,100,--offsets,${seg_dir}/tests/negative.txt"
@@ -43,7 +30,7 @@ add_seg_cli_tests($<TARGET_FILE:13_segmented>
   "segments_missing_value|2|--segments|--segments"
   "block_refused|2|--block|--block,256"
   "help|0|matrix-tall|--help")
-add_seg_cli_tests(${seg_dir}/measure.sh
+reduce_add_usage_tests(cli.13_segmented ${seg_dir}/measure.sh
   "measure_no_arguments|2|expected BUILD|"
   "measure_not_built|2|not built|${CMAKE_CURRENT_BINARY_DIR}/no_such_build,${CMAKE_CURRENT_BINARY_DIR}/out"
   "measure_bad_option|2|--frobnicate|${PROJECT_BINARY_DIR},${CMAKE_CURRENT_BINARY_DIR}/out,--frobnicate")
