@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "device.cuh"
+#include "harness.cuh"
 #include "options.hpp"
 #include "read_tiles.cuh"
 
@@ -30,19 +31,10 @@ int run(const reduce::Options& opt) {
   reduce::Stream stream;
   CUDA_CHECK(cudaMemsetAsync(in.get(), 0, in.bytes(), stream.get()));
 
-  std::vector<double> ms;
-  for (int r = 0; r < opt.warmup + opt.iters; ++r) {
-    reduce::Event start, stop;
-    flusher.flush(stream.get());
-    CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+  const std::vector<double> ms = reduce::time_runs(opt.warmup, opt.iters, flusher, stream.get(), [&](int) {
     read_tiles<kBlock, kLoads><<<static_cast<unsigned>(blocks), kBlock, 0, stream.get()>>>(in.get(), vectors, sink.get());
     CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
-    CUDA_CHECK(cudaEventSynchronize(stop.get()));
-    float t = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&t, start.get(), stop.get()));
-    if (r >= opt.warmup) ms.push_back(t);
-  }
+  });
   const reduce::Summary s = reduce::summarize(ms);
   const double bytes = static_cast<double>(opt.n) * sizeof(float);
   const double gbps = s.median > 0 ? bytes / (s.median * 1e-3) / 1e9 : 0.0;
@@ -65,8 +57,9 @@ int run(const reduce::Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    const reduce::Options opt = reduce::parse_options(argc, argv);
+  reduce::Options opt;
+  return reduce::guarded_main("read_ceiling", opt.n, [&] {
+    opt = reduce::parse_options(argc, argv);
     if (opt.help) {
       std::cout << "usage: read_ceiling [--n COUNT] [--iters N] [--warmup N] [--format text|json] [--device N]\n"
                    "Times the read-only streaming kernel of perf/read_tiles.cuh (" << kBlock << " threads x " << kLoads
@@ -77,14 +70,5 @@ int main(int argc, char** argv) {
     if (opt.format == reduce::Format::csv) throw reduce::UsageError("--format csv: read_ceiling prints text or json");
     if (opt.block_given) throw reduce::UsageError("--block: read_ceiling's shape is fixed (see perf/read_ceiling.cu)");
     return run(opt);
-  } catch (const reduce::UsageError& e) {
-    std::fprintf(stderr, "read_ceiling: %s\n", e.what());
-    return 2;
-  } catch (const reduce::NoUsableDevice& e) {
-    std::fprintf(stderr, "read_ceiling: no usable CUDA device: %s\n", e.what());
-    return 77;
-  } catch (const reduce::CudaError& e) {
-    std::fprintf(stderr, "read_ceiling: CUDA error: %s\n", e.what());
-    return reduce::is_unsupported_device_error(e.code()) ? 77 : 1;
-  }
+  });
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "device.cuh"
+#include "harness.cuh"
 #include "input.hpp"
 #include "read_tiles.cuh"
 
@@ -24,23 +25,12 @@ namespace {
 
 using reduce::DeviceBuffer;
 
-// Median milliseconds of `runs` launches, each after an L2 flush (events around the launch only).
+// Median milliseconds of `runs` launches after one warm-up, each after an L2 flush (the harness's way).
 double time_ms(reduce::L2Flusher& flusher, cudaStream_t stream, int runs, const std::function<void()>& launch) {
-  std::vector<double> ms;
-  launch();  // warm-up
-  for (int r = 0; r < runs; ++r) {
-    reduce::Event start, stop;
-    flusher.flush(stream);
-    CUDA_CHECK(cudaEventRecord(start.get(), stream));
+  return reduce::summarize(reduce::time_runs(1, runs, flusher, stream, [&](int) {
     launch();
     CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaEventRecord(stop.get(), stream));
-    CUDA_CHECK(cudaEventSynchronize(stop.get()));
-    float t = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&t, start.get(), stop.get()));
-    ms.push_back(t);
-  }
-  return reduce::summarize(ms).median;
+  })).median;
 }
 
 // ---------------------------------------------------------------------------------------------
