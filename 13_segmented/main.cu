@@ -106,21 +106,8 @@ Runs run_all(Launch launch, float* out, std::int64_t segments, const reduce::Opt
   return r;
 }
 
-// A JSON string's contents: quotes and backslashes escaped, control characters dropped.
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out;
-}
-
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+// The record's numbers: round-trip precision, null where not finite (the harness's JSON rule).
+std::string number(double v) { return reduce::json_number(v); }
 
 int run(const SegOptions& so) {
   const reduce::Options& opt = so.base;
@@ -197,19 +184,19 @@ int run(const SegOptions& so) {
   const double mean_len = segments > 0 ? static_cast<double>(covered) / segments : 0.0;
 
   if (opt.format == reduce::Format::json) {
-    std::printf("{\"step\": \"%s\", \"device\": \"%s\", \"n\": %lld, \"segments\": %lld, \"distribution\": \"%s\", "
+    std::printf("{\"step\": \"%s\", \"device\": %s, \"n\": %lld, \"segments\": %lld, \"distribution\": %s, "
                 "\"pattern\": \"%s\", \"seed\": %llu, \"mean_len\": %s, \"bytes\": %.0f, \"iters\": %d, \"warmup\": %d, "
                 "\"median_ms\": %s, \"min_ms\": %s, \"max_ms\": %s, \"gbps\": %s, \"cub_median_ms\": %s, "
                 "\"cub_min_ms\": %s, \"cub_max_ms\": %s, \"cub_gbps\": %s, \"vs_cub\": %s, \"peak_gbps\": %s, "
                 "\"pct_peak\": %s, \"passed\": %s, \"runs_identical\": %s, \"wrong_segments\": %lld, \"exact_check\": %s, "
                 "\"cub_passed\": %s, \"cub_runs_identical\": %s, \"len_le_32\": %lld, \"len_le_2048\": %lld, "
                 "\"len_le_16384\": %lld, \"len_longer\": %lld, \"input_unchanged\": %s, \"cuda_runtime\": %d, \"cuda_driver\": %d}\n",
-                kName, json_escape(device.name).c_str(), static_cast<long long>(n), static_cast<long long>(segments),
-                json_escape(distribution).c_str(), reduce::to_string(opt.pattern), static_cast<unsigned long long>(opt.seed),
-                num(mean_len).c_str(), bytes, opt.iters, opt.warmup, num(mine.ms.median).c_str(),
-                num(mine.ms.min).c_str(), num(mine.ms.max).c_str(), num(my_gbps).c_str(), num(cub.ms.median).c_str(),
-                num(cub.ms.min).c_str(), num(cub.ms.max).c_str(), num(cub_gbps).c_str(), num(vs_cub).c_str(),
-                num(device.peak_gbps).c_str(), num(pct_peak).c_str(), passed ? "true" : "false",
+                kName, reduce::json_string(device.name).c_str(), static_cast<long long>(n), static_cast<long long>(segments),
+                reduce::json_string(distribution).c_str(), reduce::to_string(opt.pattern), static_cast<unsigned long long>(opt.seed),
+                number(mean_len).c_str(), bytes, opt.iters, opt.warmup, number(mine.ms.median).c_str(),
+                number(mine.ms.min).c_str(), number(mine.ms.max).c_str(), number(my_gbps).c_str(), number(cub.ms.median).c_str(),
+                number(cub.ms.min).c_str(), number(cub.ms.max).c_str(), number(cub_gbps).c_str(), number(vs_cub).c_str(),
+                number(device.peak_gbps).c_str(), number(pct_peak).c_str(), passed ? "true" : "false",
                 mine.identical ? "true" : "false", static_cast<long long>(check.wrong), check.exact ? "true" : "false",
                 cub_check.wrong == 0 ? "true" : "false", cub.identical ? "true" : "false",
                 static_cast<long long>(tier[0]), static_cast<long long>(tier[1]), static_cast<long long>(tier[2]),

@@ -21,15 +21,6 @@ std::string general(double v) {  // round-trip precision for machine-readable ou
   return buf;
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"") == std::string::npos) return s;
@@ -93,6 +84,23 @@ std::vector<Field> fields(const Report& r) {
 }
 
 }  // namespace
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";  // JSON has no NaN or infinity
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
 
 Field text_field(std::string name, std::string value) { return Field{Field::string, std::move(name), std::move(value)}; }
 Field number_field(std::string name, double value) { return Field{Field::number, std::move(name), general(value)}; }

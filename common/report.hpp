@@ -84,6 +84,11 @@ std::string csv_header(const Report& r);   // with r's extra fields
 std::string format_csv(const Report& r);   // one line, columns as csv_header()
 std::string format_json(const Report& r);  // one object on one line
 
+// JSON pieces for programs that write records of their own: a quoted, escaped string (control
+// characters dropped), and a number with round-trip precision (null where it is not finite).
+std::string json_string(const std::string& s);
+std::string json_number(double v);
+
 std::string format_count(std::int64_t n);  // "67108864 (2^26)" or "1000003"
 
 }  // namespace reduce

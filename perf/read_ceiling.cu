@@ -40,10 +40,10 @@ int run(const reduce::Options& opt) {
   const double gbps = s.median > 0 ? bytes / (s.median * 1e-3) / 1e9 : 0.0;
   const double pct = device.peak_gbps > 0 ? 100.0 * gbps / device.peak_gbps : 0.0;
   if (opt.format == reduce::Format::json) {
-    std::printf("{\"tool\": \"read_ceiling\", \"device\": \"%s\", \"n\": %lld, \"bytes\": %.0f, \"median_ms\": %.6g, "
+    std::printf("{\"tool\": \"read_ceiling\", \"device\": %s, \"n\": %lld, \"bytes\": %.0f, \"median_ms\": %.6g, "
                 "\"min_ms\": %.6g, \"max_ms\": %.6g, \"gbps\": %.6g, \"pct_peak\": %.6g, \"peak_gbps\": %.6g, "
                 "\"iters\": %d, \"block\": %d, \"grid\": %lld, \"loads_per_thread\": %d}\n",
-                device.name.c_str(), static_cast<long long>(opt.n), bytes, s.median, s.min, s.max, gbps, pct,
+                reduce::json_string(device.name).c_str(), static_cast<long long>(opt.n), bytes, s.median, s.min, s.max, gbps, pct,
                 device.peak_gbps, opt.iters, kBlock, static_cast<long long>(blocks), kLoads);
   } else {
     std::printf("read_ceiling: %s, n = %s floats, grid %lld x block %d x %d float4 loads per thread\n"

@@ -103,3 +103,12 @@ TEST(Format, CountsShowPowersOfTwo) {
   EXPECT_EQ(reduce::format_count(1000003), "1000003");
   EXPECT_EQ(reduce::format_count(0), "0");
 }
+
+// The JSON pieces that programs with records of their own (13_segmented, read_ceiling) use.
+TEST(Format, JsonPiecesAreValidJson) {
+  EXPECT_EQ(reduce::json_string("NVIDIA \"H200\"\\x"), "\"NVIDIA \\\"H200\\\"\\\\x\"");
+  EXPECT_EQ(reduce::json_string(std::string("a\nb")), "\"ab\"");
+  EXPECT_EQ(reduce::json_number(0.5), "0.5");
+  EXPECT_EQ(reduce::json_number(std::nan("")), "null");
+  EXPECT_EQ(reduce::json_number(-HUGE_VAL), "null");
+}
