@@ -37,23 +37,19 @@ Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
   Stream stream;
   DeviceBuffer<float> in(n);
   DeviceBuffer<unsigned char> scratch(scratch_bytes);
-  DeviceBuffer<float> results(runs);  // run r writes its sum to results[r]
   L2Flusher flusher(device);
   CUDA_CHECK(cudaMemcpyAsync(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice, stream.get()));
-  CUDA_CHECK(cudaMemsetAsync(results.get(), 0xFF, results.bytes(), stream.get()));  // NaN: an unwritten result fails
-  CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), stream.get()));       // the contract in step.cuh
+  CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), stream.get()));  // the contract in step.cuh
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
 
   LaunchShape shape;  // the first run reports its launches here
   LaunchConfig first_cfg = cfg;
   first_cfg.shape = &shape;
-  const std::vector<double> ms = time_runs(opt.warmup, opt.iters, flusher, stream.get(), [&](int r) {
-    CUDA_CHECK(step.launch(in.get(), n, results.get() + r, Scratch{scratch.get(), scratch.bytes()},
-                           r == 0 ? first_cfg : cfg, stream.get()));
-    CUDA_CHECK(cudaGetLastError());
+  const Runs<float> runs_out = run_slots<float>(opt.warmup, opt.iters, 1, flusher, stream.get(), [&](float* out, int k) {
+    return step.launch(in.get(), n, out, Scratch{scratch.get(), scratch.bytes()}, k == 0 ? first_cfg : cfg,
+                       stream.get());
   });
-  std::vector<float> sums(runs);
-  CUDA_CHECK(cudaMemcpy(sums.data(), results.get(), results.bytes(), cudaMemcpyDeviceToHost));
+  const std::vector<float>& sums = runs_out.results;
 
   Report r;
   r.step = step.name;
@@ -67,14 +63,14 @@ Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
   r.launches = shape.launches;
   r.iters = opt.iters;
   r.warmup = opt.warmup;
-  r.ms = summarize(ms);
+  r.ms = runs_out.summary;
   r.cpu_ms = cpu_ms;
   r.cpu_parallel_ms = cpu_parallel_ms;
   r.cpu_threads = cpu_threads;
   r.reference = ref.sum;
   r.deterministic = step.deterministic;
   r.runs_total = runs;
-  r.runs_identical = true;
+  r.runs_identical = runs_out.identical;
   r.fits_in_l2 = n * static_cast<std::int64_t>(sizeof(float)) <= device.l2_bytes;
 
   // Every run is checked; the report shows the first wrong one, or else the last.
@@ -83,7 +79,6 @@ Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
     const Check c = check_result(sums[k], ref, n, opt.pattern);
     r.runs_correct += c.passed;
     if (!c.passed && first_wrong < 0) first_wrong = k;
-    if (std::memcmp(&sums[k], &sums[0], sizeof(float)) != 0) r.runs_identical = false;
   }
   const int shown = first_wrong >= 0 ? first_wrong : runs - 1;
   const Check c = check_result(sums[shown], ref, n, opt.pattern);
@@ -127,6 +122,15 @@ std::vector<double> time_runs(int warmup, int iters, L2Flusher& flusher, cudaStr
   return ms;
 }
 
+void add_comparison(Report& r, const std::string& name, const Summary& ms) {
+  const double gbps = gbps_of(bytes_read(r), ms.median);
+  r.extra.push_back(number_field(name + "_median_ms", ms.median));
+  r.extra.push_back(number_field(name + "_min_ms", ms.min));
+  r.extra.push_back(number_field(name + "_max_ms", ms.max));
+  r.extra.push_back(number_field(name + "_gbps", gbps));
+  r.extra.push_back(number_field("vs_" + name, gbps > 0 ? r.gbps / gbps : 0.0));
+}
+
 void ensure_device_memory(std::size_t needed) {
   std::size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -168,15 +172,48 @@ int guarded_main(const char* program, const std::int64_t& n, const std::function
   }
 }
 
-int run_step(const Step& step, int argc, char** argv) {
+void Emitter::operator()(const Report& r) {
+  switch (format_) {
+    case Format::text: std::cout << (emitted_ > 0 ? "\n" : "") << format_text(r); break;
+    case Format::csv:
+      if (emitted_ == 0) std::cout << csv_header(r) << "\n";
+      std::cout << format_csv(r) << "\n";
+      break;
+    case Format::json: std::cout << format_json(r) << "\n"; break;
+  }
+  std::cout.flush();
+  ++emitted_;
+  failed_ += !r.passed;
+}
+
+int run_bench(const Bench& bench, int argc, char** argv) {
   Options opt;
-  return guarded_main(step.name, opt.n, [&] {
-    opt = parse_options(argc, argv);
+  opt.n = bench.spec.default_n;
+  return guarded_main(bench.name, opt.n, [&] {
+    opt = parse_options(argc, argv, bench.spec);
     if (opt.help) {
-      std::cout << step.name << ": " << step.lesson << "\n" << usage(step.name, step.default_block);
+      std::cout << usage(bench.name, bench.lesson, bench.spec);
       return 0;
     }
-    if (!opt.block_given) opt.block = step.default_block;
+    if (bench.check) bench.check(opt);
+    const DeviceInfo device = bench.opens_own_devices ? DeviceInfo{} : open_device(opt.device);
+    Emitter emit(opt.format);
+    bench.measure(opt, device, emit);
+    if (emit.emitted() == 0) std::fprintf(stderr, "%s: the run produced no record\n", bench.name);
+    return emit.all_passed() ? 0 : 1;
+  });
+}
+
+int run_step(const Step& step, int argc, char** argv) {
+  Options opt;
+  OptionSpec spec;
+  spec.default_block = step.default_block;
+  return guarded_main(step.name, opt.n, [&] {
+    opt = parse_options(argc, argv, spec);
+    if (opt.help) {
+      std::cout << usage(step.name, step.lesson, spec);
+      return 0;
+    }
     const DeviceInfo device = open_device(opt.device);
     const Report r = measure(step, opt, device);
     print_report(r, opt.format);

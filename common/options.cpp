@@ -85,9 +85,36 @@ std::vector<std::string> pattern_names(const std::vector<Pattern>& patterns) {
 
 }  // namespace
 
+bool Options::has(const std::string& name) const {
+  return std::find(given.begin(), given.end(), name) != given.end();
+}
+
+std::string count_text(std::int64_t n) {
+  if (n > 0 && (n & (n - 1)) == 0) {
+    int k = 0;
+    while ((std::int64_t{1} << k) < n) ++k;
+    return "2^" + std::to_string(k);
+  }
+  return std::to_string(n);
+}
+
+std::function<std::string(const std::string&)> integer_in(long long lo, long long hi) {
+  return [lo, hi](const std::string& v) -> std::string {
+    const auto x = parse_int<long long>(v);
+    if (x && *x >= lo && *x <= hi) return "";
+    return "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+  };
+}
+
+std::string check_count(const std::string& text) {
+  return parse_count(text) ? "" : "a count from 0 to 2^36: 1000, 4K, 16M, 1G or 2^20";
+}
+
 Options parse_options(const std::vector<std::string>& args, const OptionSpec& spec) {
   Options opt;
-  for (const ExtraOption& e : spec.extra) opt.extra[e.name] = e.values.at(0);
+  opt.n = spec.default_n;
+  opt.block = spec.default_block;
+  for (const ExtraOption& e : spec.extra) opt.extra[e.name] = e.flag ? "" : e.values.empty() ? e.default_value : e.values.at(0);
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i];
     std::optional<std::string> value;
@@ -105,6 +132,13 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
     const auto extra = std::find_if(spec.extra.begin(), spec.extra.end(), [&](const ExtraOption& e) { return e.name == name; });
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown) && extra == spec.extra.end())
       throw UsageError("unknown option '" + name + "' (see --help)");
+    if (opt.has(name)) throw UsageError("option " + name + " given twice");
+    opt.given.push_back(name);
+    if (extra != spec.extra.end() && extra->flag) {
+      if (value) throw UsageError("option " + name + " takes no value");
+      opt.extra[name] = "1";
+      continue;
+    }
     if (!value) {
       if (i + 1 >= args.size()) throw UsageError("option " + name + " needs a value");
       value = args[++i];
@@ -120,7 +154,13 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
     };
 
     if (extra != spec.extra.end()) {
-      if (std::find(extra->values.begin(), extra->values.end(), v) == extra->values.end()) throw bad(one_of(extra->values));
+      if (!extra->values.empty()) {
+        if (std::find(extra->values.begin(), extra->values.end(), v) == extra->values.end()) throw bad(one_of(extra->values));
+      } else if (extra->check) {
+        if (const std::string expected = extra->check(v); !expected.empty()) throw bad(expected);
+      } else if (v.empty()) {
+        throw bad("a value");
+      }
       opt.extra[name] = v;
     } else if (name == "--n") {
       const auto n = parse_count(v);
@@ -131,6 +171,7 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
     } else if (name == "--warmup") {
       opt.warmup = int_in(0, 10000, "an integer from 0 to 10000");
     } else if (name == "--block") {
+      if (!spec.block_refused.empty()) throw UsageError("--block: " + spec.block_refused);
       opt.block = int_in(32, 1024, "a power of two from 32 to 1024");
       if (!is_power_of_two(opt.block)) throw bad("a power of two from 32 to 1024");
       opt.block_given = true;
@@ -162,33 +203,62 @@ Options parse_options(int argc, const char* const* argv, const OptionSpec& spec)
   return parse_options(std::vector<std::string>(argv + 1, argv + argc), spec);
 }
 
-std::string usage(const char* program, int default_block, const OptionSpec& spec) {
+namespace {
+
+// One option's --help entry: the name and its argument padded to a column, the text, the default.
+void option_line(std::ostringstream& os, const std::string& left, const std::string& text, const std::string& dflt) {
+  std::string line = "  " + left;
+  line += std::string(line.size() < 19 ? 19 - line.size() : 1, ' ') + text;
+  if (!dflt.empty()) line += std::string(line.size() < 80 ? 80 - line.size() : 1, ' ') + "[" + dflt + "]";
+  os << line << "\n";
+}
+
+}  // namespace
+
+std::string usage(const char* program, const char* lesson, const OptionSpec& spec) {
   const Options d;
   std::ostringstream os;
+  if (lesson && *lesson) os << program << ": " << lesson << "\n";
   os << "usage: " << program << " [options]\n"
      << (spec.summary.empty() ? "Reduces n floats to their sum on the GPU" : spec.summary)
      << ", checks the result against a CPU reference and\n"
-     << "times it (L2 flushed before every timed run, so the bandwidth is DRAM bandwidth).\n\n"
-     << "  --n COUNT        elements: 1000, 4K (=4096), 16M (=2^24), 1G (=2^30) or 2^k  [2^26]\n"
-     << "  --iters N        timed runs; the report gives median, min and max            [" << d.iters << "]\n"
-     << "  --warmup N       untimed runs before them                                    [" << d.warmup << "]\n"
-     << "  --block N        threads per block, a power of two from 32 to 1024           [" << default_block << "]\n"
-     << "  --seed N         seed of the input generator                                 [" << d.seed << "]\n"
-     << "  --pattern P      input values: constant (all 1.0), int (small integers, exact\n"
-     << "                   check), uniform (in [0,1)), mixed (in [-1,1))                [" << to_string(d.pattern) << "]\n";
+     << "times it (L2 flushed before every timed run, so the bandwidth is DRAM bandwidth).\n\n";
+  option_line(os, "--n COUNT", "elements: 1000, 4K (=4096), 16M (=2^24), 1G (=2^30) or 2^k", count_text(spec.default_n));
+  option_line(os, "--iters N", "timed runs; the report gives median, min and max", std::to_string(d.iters));
+  option_line(os, "--warmup N", "untimed runs before them", std::to_string(d.warmup));
+  if (spec.block_refused.empty())
+    option_line(os, "--block N", "threads per block, a power of two from 32 to 1024", std::to_string(spec.default_block));
+  else
+    option_line(os, "--block N", "refused here: " + spec.block_refused, "");
+  option_line(os, "--seed N", "seed of the input generator", std::to_string(d.seed));
+  os << "  --pattern P      input values: constant (all 1.0), int (small integers, exact\n";
+  option_line(os, "", "check), uniform (in [0,1)), mixed (in [-1,1))", to_string(d.pattern));
   if (const auto names = pattern_names(spec.patterns); names.size() > 4)
     os << "                   also " << one_of({names.begin() + 4, names.end()}) << " (special values)\n";
   for (const ExtraOption& e : spec.extra) {
-    os << "  " << e.name << " " << one_of(e.values) << "\n                   " << e.help << "  [" << e.values.at(0) << "]\n";
+    const std::string left = e.name + (e.flag ? "" : " " + (e.values.empty() ? e.metavar : one_of(e.values)));
+    const std::string dflt = e.flag ? "" : e.values.empty() ? e.default_value : e.values.at(0);
+    if (left.size() > 16) {
+      os << "  " << left << "\n";
+      option_line(os, "", e.help, dflt);
+    } else {
+      option_line(os, left, e.help, dflt);
+    }
   }
-  os
-     << "  --format F       text, or one csv or json record for scripts                 [text]\n"
-     << "  --device N       CUDA device ordinal                                         [0]\n"
-     << "  --cpu-runs N     timed runs of each CPU sum (one thread; all cores), 0 to skip [" << d.cpu_runs << "]\n"
-     << "  --help           this text\n\n"
-     << "Exit codes: 0 result correct, 1 wrong result or CUDA error, 2 bad usage,\n"
+  option_line(os, "--format F", "text, or csv or json records for scripts", "text");
+  option_line(os, "--device N", "CUDA device ordinal", "0");
+  option_line(os, "--cpu-runs N", "timed runs of each CPU sum (one thread; all cores), 0 skips", std::to_string(d.cpu_runs));
+  option_line(os, "--help", "this text", "");
+  if (!spec.notes.empty()) os << "\n" << spec.notes << (spec.notes.back() == '\n' ? "" : "\n");
+  os << "\nExit codes: 0 result correct, 1 wrong result or CUDA error, 2 bad usage,\n"
      << "77 no usable CUDA device (or too little device memory for --n).\n";
   return os.str();
+}
+
+std::string usage(const char* program, int default_block) {
+  OptionSpec spec;
+  spec.default_block = default_block;
+  return usage(program, nullptr, spec);
 }
 
 }  // namespace reduce

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -31,13 +32,23 @@ struct Options {
   int cpu_runs = 3;                        // timed runs of the single-thread CPU sum (0: skip it)
   bool help = false;
   std::map<std::string, std::string> extra;  // a program's own options (OptionSpec::extra): name -> value
+  std::vector<std::string> given;            // the options on the command line, as named there ("--n")
+  bool has(const std::string& name) const;   // `name` was on the command line
 };
 
-// An option that one program adds to the common ones, with a fixed set of values (step 12's --type).
+// An option that one program adds to the common ones. Three kinds:
+//   a choice   `values` lists what it accepts, the first is the default (step 12's --type);
+//   a value    `values` is empty: any text `check` accepts, `default_value` when absent (--offsets FILE);
+//   a flag     `flag` is true: no value; reads "1" when given, "" when not (--single-gpu).
 struct ExtraOption {
   std::string name;                 // "--type"
-  std::vector<std::string> values;  // the values it accepts; the first is the default
-  std::string help;                 // its --help line, after the name and the values
+  std::vector<std::string> values;  // a choice's values; the first is the default
+  std::string help;                 // its --help text, after the name (may hold "\n" for more lines)
+  std::string metavar;              // a value's placeholder in --help: "FILE", "N", "A:B"
+  std::string default_value;        // a value's default ("" = none)
+  bool flag = false;
+  // A value's check: "" when the text is acceptable, else what was expected ("an integer from 1 to 8").
+  std::function<std::string(const std::string&)> check;
 };
 
 // What a program accepts beyond the common options. The default is what every step accepts.
@@ -45,6 +56,12 @@ struct OptionSpec {
   std::string summary;  // what the program reduces, for --help ("Reduces n floats to their sum on the GPU")
   std::vector<ExtraOption> extra;
   std::vector<Pattern> patterns = {Pattern::constant, Pattern::integers, Pattern::uniform, Pattern::mixed};
+  std::int64_t default_n = std::int64_t{1} << 26;  // --n when absent
+  // --block when absent; `block_refused` non-empty: the program chooses its own launch shape and
+  // refuses --block with this reason ("the library chooses its launch shape").
+  int default_block = kDefaultBlock;
+  std::string block_refused;
+  std::string notes;  // a paragraph after the options in --help (what else the run measures)
 };
 
 // A malformed or unknown option. what() is the one-line message printed before exit code 2.
@@ -68,7 +85,17 @@ const char* to_string(Format f);
 // A pattern by name, among `allowed` (default: the four every step takes).
 std::optional<Pattern> parse_pattern(std::string_view text, const std::vector<Pattern>& allowed = OptionSpec{}.patterns);
 
-// The --help text; default_block is the step's own default for --block; spec adds its options.
-std::string usage(const char* program, int default_block = kDefaultBlock, const OptionSpec& spec = {});
+// The --help text: a title line "<program>: <lesson>", the usage, the options with their defaults
+// (spec's own among them), any notes, and the exit codes. default_block is the progression step's
+// own default for --block (programs with an OptionSpec give it there).
+std::string usage(const char* program, const char* lesson, const OptionSpec& spec);
+std::string usage(const char* program, int default_block = kDefaultBlock);
+
+// "2^26" for powers of two, else the count: how --help shows a default n.
+std::string count_text(std::int64_t n);
+
+// Checks for ExtraOption::check: an integer in [lo, hi]; a count as --n takes it.
+std::function<std::string(const std::string&)> integer_in(long long lo, long long hi);
+std::string check_count(const std::string& text);
 
 }  // namespace reduce

@@ -47,7 +47,7 @@ std::vector<Field> fields(const Report& r) {
       str("cuda_runtime", cuda_version(r.device.runtime_version)),
       str("cuda_driver", cuda_version(r.device.driver_version)),
       num("n", static_cast<double>(r.n)),
-      num("bytes", static_cast<double>(r.n) * r.element_bytes),
+      num("bytes", bytes_read(r)),
       str("pattern", to_string(r.pattern)),
       num("seed", static_cast<double>(r.seed)),
       num("block", r.block),
@@ -121,8 +121,10 @@ double theoretical_gbps(int memory_clock_khz, int bus_width_bits) {
   return 2.0 * memory_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9;
 }
 
+double bytes_read(const Report& r) { return r.bytes > 0 ? r.bytes : static_cast<double>(r.n) * r.element_bytes; }
+
 void derive_rates(Report& r) {
-  const double bytes = static_cast<double>(r.n) * r.element_bytes;
+  const double bytes = bytes_read(r);
   r.gbps = r.ms.median > 0 ? bytes / (r.ms.median * 1e-3) / 1e9 : 0.0;
   r.pct_peak = r.device.peak_gbps > 0 ? 100.0 * r.gbps / r.device.peak_gbps : 0.0;
   r.speedup_vs_cpu = (r.cpu_ms > 0 && r.ms.median > 0) ? r.cpu_ms / r.ms.median : 0.0;
@@ -153,7 +155,7 @@ std::string format_text(const Report& r) {
      << fixed(d.peak_gbps, 0) << " GB/s; CUDA runtime " << cuda_version(d.runtime_version) << ", driver "
      << cuda_version(d.driver_version) << ")\n"
      << "  input      n = " << format_count(r.n) << " " << r.element_name << ", "
-     << fixed(r.n * static_cast<double>(r.element_bytes) / 1e6, 1) << " MB, pattern "
+     << fixed(bytes_read(r) / 1e6, 1) << " MB read, pattern "
      << to_string(r.pattern) << ", seed " << r.seed << "\n"
      << "  launch     ";
   if (r.launches > 0)

@@ -45,6 +45,8 @@ struct Report {
   int element_bytes = 4;               // sizeof the element type: bytes read = n * element_bytes
   std::string element_name = "floats"; // for the text report: "n = 1000 floats"
   std::vector<Field> extra;            // a program's own fields, after the common ones
+  double bytes = 0.0;                  // bytes read per reduction when more than the elements (a
+                                       // segmented sum's offsets); 0: n * element_bytes
   DeviceInfo device;
   std::int64_t n = 0;
   Pattern pattern = Pattern::uniform;
@@ -71,6 +73,9 @@ struct Report {
   bool input_unchanged = false;
   bool fits_in_l2 = false;
 };
+
+// The bytes one reduction reads: r.bytes where set, else n * element_bytes.
+double bytes_read(const Report& r);
 
 // Fills gbps, pct_peak and the two CPU speedups from the other fields.
 void derive_rates(Report& r);

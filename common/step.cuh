@@ -36,6 +36,9 @@ struct LaunchConfig {
   int block = kDefaultBlock;     // threads per block (--block): a power of two from 32 to 1024
   int device = 0;                // the CUDA device ordinal the stream belongs to
   int sm_count = 0;              // that device's multiprocessor count, for steps that size their grid from it
+  // Blocks of the main kernel when > 0, instead of the step's own choice (--grid): lets a test or a
+  // user imitate a GPU with another SM count. Steps whose grid is fixed by their algorithm ignore it.
+  std::int64_t grid = 0;
   LaunchShape* shape = nullptr;  // when set, the launcher reports its launches here (record_launch)
 };
 

@@ -377,9 +377,46 @@ TEST(ExtraOptions, StepsWithoutThemRefuseThemAndTheSpecialPatterns) {
   EXPECT_THROW(reduce::parse_options(std::vector<std::string>{"--type", "float"}), reduce::UsageError);
   EXPECT_THROW(reduce::parse_options(std::vector<std::string>{"--pattern", "nan"}), reduce::UsageError);
   EXPECT_EQ(reduce::usage("01_interleaved").find("--type"), std::string::npos);
-  const std::string u = reduce::usage("12_types_ops", 512, typed_spec());
+  const std::string u = reduce::usage("12_types_ops", "any type", typed_spec());
   EXPECT_NE(u.find("--type float or double"), std::string::npos) << u;
   EXPECT_NE(u.find("also nan"), std::string::npos) << u;
+}
+
+// The option kinds a step beyond the progression may add: a value checked by a function, a flag;
+// and the rules every option keeps (given twice, a flag with a value, --block refused with a reason).
+TEST(ExtraOptions, ValuesFlagsAndTheStepsOwnDefaults) {
+  reduce::OptionSpec spec;
+  spec.extra = {{"--gpus", {}, "GPUs to use", "N", "0", false, reduce::integer_in(0, 8)},
+                {"--single-gpu", {}, "also time one GPU", "", "", true, nullptr}};
+  spec.default_n = std::int64_t{1} << 30;
+  spec.block_refused = "the library chooses its launch shape";
+  const auto d = reduce::parse_options(std::vector<std::string>{}, spec);
+  EXPECT_EQ(d.n, std::int64_t{1} << 30);
+  EXPECT_EQ(d.extra.at("--gpus"), "0");
+  EXPECT_EQ(d.extra.at("--single-gpu"), "");
+  EXPECT_FALSE(d.has("--gpus"));
+  const auto o = reduce::parse_options(std::vector<std::string>{"--gpus=4", "--single-gpu"}, spec);
+  EXPECT_EQ(o.extra.at("--gpus"), "4");
+  EXPECT_EQ(o.extra.at("--single-gpu"), "1");
+  EXPECT_TRUE(o.has("--gpus"));
+  auto message = [&](std::vector<std::string> args) {
+    try {
+      reduce::parse_options(args, spec);
+    } catch (const reduce::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message({"--gpus", "9"}).find("an integer from 0 to 8"), std::string::npos);
+  EXPECT_NE(message({"--single-gpu=1"}).find("takes no value"), std::string::npos);
+  EXPECT_NE(message({"--n", "4", "--n", "8"}).find("given twice"), std::string::npos);
+  EXPECT_NE(message({"--block", "256"}).find("the library chooses"), std::string::npos);
+  const std::string u = reduce::usage("14_multi_gpu", "several GPUs", spec);
+  EXPECT_EQ(u.rfind("14_multi_gpu: several GPUs\n", 0), 0u) << u;
+  EXPECT_NE(u.find("[2^30]"), std::string::npos) << u;
+  EXPECT_NE(u.find("--gpus N"), std::string::npos) << u;
+  EXPECT_NE(u.find("refused here: the library chooses"), std::string::npos) << u;
+  EXPECT_NE(u.find("Exit codes"), std::string::npos) << u;
 }
 
 TEST(ReportExtra, FieldsFollowTheCommonOnesInCsvAndJsonAndBytesUseTheElementSize) {
