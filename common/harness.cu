@@ -1,6 +1,7 @@
 #include "harness.cuh"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -120,6 +121,16 @@ std::vector<double> time_runs(int warmup, int iters, L2Flusher& flusher, cudaStr
     ms[i] = t;
   }
   return ms;
+}
+
+double time_cpu(int runs, const std::function<void()>& body) {
+  std::vector<double> ms;
+  for (int k = 0; k < runs; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return summarize(ms).median;
 }
 
 void add_comparison(Report& r, const std::string& name, const Summary& ms) {

@@ -64,6 +64,9 @@ Runs<S> run_slots(int warmup, int iters, std::int64_t count, L2Flusher& flusher,
   return r;
 }
 
+// The median milliseconds of `runs` calls of body() on the CPU (0 when runs is 0): a CPU yardstick.
+double time_cpu(int runs, const std::function<void()>& body);
+
 // GB/s of `bytes` read in `ms` milliseconds (0 when ms is not positive): decimal, as every report.
 inline double gbps_of(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e-3) / 1e9 : 0.0; }
 

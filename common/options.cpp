@@ -220,9 +220,9 @@ std::string usage(const char* program, const char* lesson, const OptionSpec& spe
   std::ostringstream os;
   if (lesson && *lesson) os << program << ": " << lesson << "\n";
   os << "usage: " << program << " [options]\n"
-     << (spec.summary.empty() ? "Reduces n floats to their sum on the GPU" : spec.summary)
-     << ", checks the result against a CPU reference and\n"
-     << "times it (L2 flushed before every timed run, so the bandwidth is DRAM bandwidth).\n\n";
+     << (spec.summary.empty() ? "Reduces n floats to their sum on the GPU" : spec.summary) << ";\n"
+     << "checks every run's result against a CPU reference and times it (L2 flushed before\n"
+     << "every timed run, so the bandwidth is DRAM bandwidth).\n\n";
   option_line(os, "--n COUNT", "elements: 1000, 4K (=4096), 16M (=2^24), 1G (=2^30) or 2^k", count_text(spec.default_n));
   option_line(os, "--iters N", "timed runs; the report gives median, min and max", std::to_string(d.iters));
   option_line(os, "--warmup N", "untimed runs before them", std::to_string(d.warmup));

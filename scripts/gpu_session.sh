@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# One call on a GPU machine: builds the suite for sm_90 with Ninja, then runs the parts named in PARTS,
+# each logged, and packs everything into OUT/results.tgz beside OUT/summary.txt (the device tool
+# brings back at most 8 files, so the rest travels in the archive). A part that fails is named in
+# the summary; the others still run.
+#
+#   PARTS="table sweep" scripts/gpu_session.sh OUT [build-dir]        default build dir: build/gpu
+#   parts: table     scripts/run_all (the speedup table, read ceiling)      -> table/
+#          sweep     scripts/run_all --sweep (n = 2^10 .. 2^30)              -> sweep/
+#          profile   scripts/profile_steps.sh (ncu counters)                 -> profile.csv
+#          ablation  perf_variants ablation (step 09 against step 10)        -> ablation.txt
+#          sass      scripts/sass_excerpt (main loops of 09 and 10)          -> sass/
+#          tests     every test (ctest), GPU tests running; TESTS_REGEX narrows it -> tests.log, junit.xml
+#          sanitizer scripts/check_gpu.sh's compute-sanitizer pass           -> sanitizer.log
+#          beyond    scripts/measure for every step of beyond.txt (BEYOND narrows it) -> <step>/
+#          bits      15_reproducible's bit file for this GPU                  -> bits/
+#   env: JOBS (default 16), REDUCE_COMMIT (names the commit where .git is absent)
+# Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+usage="usage: PARTS=\"...\" scripts/gpu_session.sh OUT [build-dir]"
+case "${1:-}" in
+  -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  "") echo "gpu_session: no OUT folder given ($usage)" >&2; exit 2 ;;
+esac
+out=$1
+build=${2:-$root/build/gpu}
+jobs=${JOBS:-16}
+parts=" ${PARTS:-table} "
+for p in $parts; do
+  case $p in table|sweep|profile|ablation|sass|tests|sanitizer|beyond|bits) ;;
+    *) echo "gpu_session: PARTS: unknown part '$p'" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || { echo "gpu_session: cannot write into $out" >&2; exit 2; }
+nvidia-smi -L >/dev/null 2>&1 || { echo "gpu_session: no GPU visible (nvidia-smi -L failed)" >&2; exit 77; }
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+export REDUCE_COMMIT=${REDUCE_COMMIT:-$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+work=$out/work
+mkdir -p "$work"
+summary=$out/summary.txt
+status=0
+note() { echo "$*" | tee -a "$summary"; }
+want() { [[ $parts == *" $1 "* ]]; }
+part() {  # part NAME COMMAND...: runs it, logs to work/NAME.log, notes the exit code and time
+  local name=$1 start=$SECONDS rc
+  shift
+  "$@" >"$work/$name.log" 2>&1
+  rc=$?
+  note "$name: exit $rc ($((SECONDS - start)) s)"
+  [ $rc -eq 0 ] || { status=1; tail -n 15 "$work/$name.log" | sed 's/^/    /' | tee -a "$summary"; }
+  return $rc
+}
+
+note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1); nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'); commit $REDUCE_COMMIT; $(date -u +%F)"
+part build bash -c "cmake -S '$root' -B '$build' -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DREDUCE_BUILD_PERF=ON && cmake --build '$build' -j$jobs -- -k 0"
+
+want sass && part sass "$root/scripts/sass_excerpt" "$build" "$work/sass"
+want ablation && part ablation bash -c "'$build/bin/perf/perf_variants' ablation | tee '$work/ablation.txt'"
+want table && part table "$root/scripts/run_all" --no-build --build-dir "$build" --out "$work/table"
+want beyond && for s in $(sed -e 's/#.*//' -e '/^ *$/d' "$root/beyond.txt"); do
+  [ -z "${BEYOND:-}" ] || [[ " $BEYOND " == *" ${s%%_*} "* ]] || continue
+  [ -f "$root/$s/measure.args" ] || continue
+  [[ $s == 14_* ]] && [ "$(nvidia-smi -L | wc -l)" -lt 2 ] && { note "beyond $s: skipped (needs 2 GPUs)"; continue; }
+  part "beyond_$s" "$root/scripts/measure" "$s" "$build" "$work/$s" --force
+done
+want bits && [ -x "$root/15_reproducible/make_bits" ] && part bits "$root/15_reproducible/make_bits" "$build" "$work/bits"
+want tests && part tests bash -c "cd '$build' && ctest -j${TEST_JOBS:-4} --timeout 900 --output-junit junit.xml ${TESTS_REGEX:+-R '$TESTS_REGEX'} \
+  ${TESTS_EXCLUDE:+-E '$TESTS_EXCLUDE'}; rc=\$?; cp junit.xml '$work/' 2>/dev/null; tail -n 40 Testing/Temporary/LastTest.log >/dev/null; exit \$rc"
+want tests && grep -E "tests passed|tests failed|Total Test time" "$work/tests.log" | tee -a "$summary"
+want tests && "$root/scripts/skip_reasons" "$build" 2>&1 | tail -n 12 | tee -a "$summary"
+want sanitizer && part sanitizer env CHECKS=sanitizer CUDAARCHS=90 LOG_DIR="$work/sanitizer_logs" "$root/scripts/check_gpu.sh" "$build"
+want sanitizer && grep -E "compute-sanitizer|FAIL" "$work/sanitizer.log" | tee -a "$summary"
+want sweep && part sweep "$root/scripts/run_all" --no-build --build-dir "$build" --out "$work/sweep" --sweep
+want profile && part profile "$root/scripts/profile_steps.sh" -o "$work/profile.csv" "$build"
+
+tar -czf "$out/results.tgz" -C "$work" .
+rm -rf "$work"
+note "gpu_session: $([ $status -eq 0 ] && echo PASS || echo FAIL)"
+exit $status
