@@ -59,6 +59,8 @@ std::vector<Field> fields(const Report& r) {
       num("median_ms", r.ms.median),
       num("min_ms", r.ms.min),
       num("max_ms", r.ms.max),
+      num("q1_ms", r.ms.q1),
+      num("q3_ms", r.ms.q3),
       num("gbps", r.gbps),
       num("pct_peak", r.pct_peak),
       num("cpu_ms", r.cpu_ms),
@@ -111,7 +113,12 @@ Summary summarize(std::vector<double> samples) {
   if (samples.empty()) return s;
   std::sort(samples.begin(), samples.end());
   const std::size_t k = samples.size();
-  s.median = k % 2 ? samples[k / 2] : 0.5 * (samples[k / 2 - 1] + samples[k / 2]);
+  auto median_of = [&](std::size_t first, std::size_t count) {
+    return count % 2 ? samples[first + count / 2] : 0.5 * (samples[first + count / 2 - 1] + samples[first + count / 2]);
+  };
+  s.median = median_of(0, k);
+  s.q1 = k > 1 ? median_of(0, k / 2) : s.median;
+  s.q3 = k > 1 ? median_of(k - k / 2, k / 2) : s.median;
   s.min = samples.front();
   s.max = samples.back();
   return s;

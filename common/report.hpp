@@ -11,8 +11,10 @@ namespace reduce {
 
 struct Summary {
   double median = 0.0, min = 0.0, max = 0.0;
+  double q1 = 0.0, q3 = 0.0;  // the lower and upper quartiles: the middle half of the runs lies between
 };
-// Median (mean of the two middle values for an even count), min and max. Empty input: all zero.
+// Median (mean of the two middle values for an even count), quartiles (the medians of the lower and
+// upper halves), min and max. Empty input: all zero.
 Summary summarize(std::vector<double> samples);
 
 struct DeviceInfo {

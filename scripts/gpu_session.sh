@@ -14,7 +14,8 @@
 #          sanitizer scripts/check_gpu.sh's compute-sanitizer pass           -> sanitizer.log
 #          beyond    scripts/measure for every step of beyond.txt (BEYOND narrows it) -> <step>/
 #          bits      15_reproducible's bit file for this GPU                  -> bits/
-#   env: JOBS (default 16), REDUCE_COMMIT (names the commit where .git is absent)
+#   env: JOBS (default 16), DEADLINE (seconds: parts past it are skipped or stopped, so that the archive
+#        is still written inside a device call's limit), REDUCE_COMMIT (names the commit where .git is absent)
 # Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,10 +43,12 @@ summary=$out/summary.txt
 status=0
 note() { echo "$*" | tee -a "$summary"; }
 want() { [[ $parts == *" $1 "* ]]; }
+deadline=${DEADLINE:-100000}  # seconds after the start: later parts are skipped, a running one stopped
 part() {  # part NAME COMMAND...: runs it, logs to work/NAME.log, notes the exit code and time
   local name=$1 start=$SECONDS rc
   shift
-  "$@" >"$work/$name.log" 2>&1
+  if [ $SECONDS -ge "$deadline" ]; then note "$name: skipped (DEADLINE $deadline s reached)"; status=1; return 1; fi
+  timeout $((deadline - SECONDS)) "$@" >"$work/$name.log" 2>&1
   rc=$?
   note "$name: exit $rc ($((SECONDS - start)) s)"
   [ $rc -eq 0 ] || { status=1; tail -n 15 "$work/$name.log" | sed 's/^/    /' | tee -a "$summary"; }
@@ -72,8 +75,8 @@ want tests && grep -E "tests passed|tests failed|Total Test time" "$work/tests.l
 want tests && "$root/scripts/skip_reasons" "$build" 2>&1 | tail -n 12 | tee -a "$summary"
 want sanitizer && part sanitizer env CHECKS=sanitizer CUDAARCHS=90 LOG_DIR="$work/sanitizer_logs" "$root/scripts/check_gpu.sh" "$build"
 want sanitizer && grep -E "compute-sanitizer|FAIL" "$work/sanitizer.log" | tee -a "$summary"
-want sweep && part sweep "$root/scripts/run_all" --no-build --build-dir "$build" --out "$work/sweep" --sweep
 want profile && part profile "$root/scripts/profile_steps.sh" -o "$work/profile.csv" "$build"
+want sweep && part sweep "$root/scripts/run_all" --no-build --build-dir "$build" --out "$work/sweep" --sweep
 
 tar -czf "$out/results.tgz" -C "$work" .
 rm -rf "$work"

@@ -105,6 +105,66 @@ def parse_count(text, what="--n"):
     return value
 
 
+# --- the step executables' command line ---------------------------------------------------------
+
+def _integer(lo, hi, expected):
+    def check(value):
+        return re.fullmatch(r"[0-9]+", value) is not None and lo <= int(value) <= hi
+    return check, expected
+
+
+def _count_ok(value):
+    try:
+        parse_count(value)
+        return True
+    except UsageError:
+        return False
+
+
+# The options every step executable takes, with what each accepts: a copy of the grammar in
+# common/options.cpp (parse_options), so that run_all can refuse a bad "-- ..." before it builds
+# anything. test_scripts.StepOptions compares it with a built executable (its --help, and its exit
+# code on good and bad values), so the two cannot drift apart unseen.
+PATTERNS = ("constant", "int", "uniform", "mixed")
+STEP_OPTIONS = {
+    "--n": (_count_ok, "a count from 0 to 2^36: 1000, 4K, 16M, 1G or 2^20"),
+    "--iters": _integer(1, 100000, "an integer from 1 to 100000"),
+    "--warmup": _integer(0, 10000, "an integer from 0 to 10000"),
+    "--block": (lambda v: re.fullmatch(r"[0-9]+", v) is not None and int(v) in {1 << k for k in range(5, 11)},
+                "a power of two from 32 to 1024"),
+    "--seed": _integer(0, (1 << 64) - 1, "a non-negative integer"),
+    "--pattern": (lambda v: v in PATTERNS, "constant, int, uniform or mixed"),
+    "--format": (lambda v: v in ("text", "csv", "json"), "text, csv or json"),
+    "--device": _integer(0, 1023, "a device ordinal (0, 1, ...)"),
+    "--cpu-runs": _integer(0, 1000, "an integer from 0 to 1000"),
+}
+HELP_OPTIONS = ("--help", "-h")
+
+
+def check_step_options(tokens):
+    """Checks arguments meant for a step executable as the executable would (exit 2 there): names,
+    values and their form (--name value or --name=value). Raises UsageError naming the first bad one."""
+    i = 0
+    while i < len(tokens):
+        name, eq, value = tokens[i].partition("=")
+        if name in HELP_OPTIONS:
+            i += 1
+            continue
+        if not name.startswith("--"):
+            raise UsageError(f"unexpected argument '{tokens[i]}' (options start with --)")
+        if name not in STEP_OPTIONS:
+            raise UsageError(f"unknown option '{name}' (a step takes {', '.join(STEP_OPTIONS)})")
+        if not eq:
+            if i + 1 >= len(tokens):
+                raise UsageError(f"option {name} needs a value")
+            i += 1
+            value = tokens[i]
+        ok, expected = STEP_OPTIONS[name]
+        if not ok(value):
+            raise UsageError(f"invalid value '{value}' for {name}: expected {expected}")
+        i += 1
+
+
 def log2(n):
     return int(n).bit_length() - 1
 
@@ -351,7 +411,7 @@ def render_markdown(headers, rows, left=2):
 # --- CSV -----------------------------------------------------------------------------------------
 
 CSV_KEYS = ["step", "lesson", "n", "pattern", "block", "grid", "launches", "per_thread", "median_ms", "min_ms",
-            "max_ms", "gbps", "pct_peak", "peak_gbps", "cpu_ms", "speedup_vs_cpu", "cpu_parallel_ms", "cpu_threads",
+            "max_ms", "q1_ms", "q3_ms", "gbps", "pct_peak", "peak_gbps", "cpu_ms", "speedup_vs_cpu", "cpu_parallel_ms", "cpu_threads",
             "speedup_vs_cpu_parallel", "result", "reference", "abs_error", "tolerance", "runs_correct", "runs_total",
             "deterministic", "runs_identical", "passed", "device", "cuda_runtime", "cuda_driver"]
 
