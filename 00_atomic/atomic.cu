@@ -4,7 +4,8 @@
 // atomicAdd(total, in[i]): the hardware makes every read-modify-write of `total` indivisible, so no
 // addition is lost. But every one of the n additions goes to the same address, and the GPU performs
 // atomics on one address one after another (in the L2 slice that owns it), so the kernel runs at
-// the speed of that one unit, not of the memory: the 132 SMs of an H200 all wait in one queue.
+// the speed of that one unit, not of the memory: every SM of the GPU (132 on an H200) waits in one
+// queue.
 // Everything after this step is about not doing that: step 01 lets each block add its elements in a
 // tree of its own and write one partial sum instead of blockDim.x atomics.
 // Two more things to see here:

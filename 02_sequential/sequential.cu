@@ -3,8 +3,10 @@
 // What it shows: the same tree as step 01 with the work kept together. In each round the first s
 // threads (tid < s) add the element s places above them, and s halves: 128, 64, ..., 1 for a
 // 256-thread block. Active threads are now consecutive, so whole warps are either busy or idle
-// (no divergence until fewer than 32 remain), the modulo is gone, and the 32 threads of a warp
-// read 32 consecutive words of shared memory: 32 different banks, no bank conflicts.
+// (no divergence until fewer than 32 remain; an idle warp skips the round's shared-memory accesses),
+// and the modulo is gone. A warp's 32 threads read 32 consecutive words of shared memory, 32
+// different banks; but step 01 had no bank conflicts either (its README says why), so banks are not
+// what this step fixes.
 // What changed from step 01: only the loop of the kernel.
 // Usage: ./02_sequential [--n 2^26] [--block 256] [--pattern int] [--help]
 #include "step.cuh"

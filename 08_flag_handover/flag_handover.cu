@@ -5,10 +5,13 @@
 // round trip through memory for all of it. Here each block b > 0 hands its partial sum straight to
 // block 0 and leaves: it writes the sum together with a "full" flag into one 8-byte slot, slot[b], with
 // a single store. Block 0 waits only for the slots it has not yet seen full, adds the sums in slot
-// order (the same bits on every run) and empties each slot for the next launch. One aligned 8-byte
-// store is indivisible, so a reader that sees the flag also sees the value written with it: no fence,
-// no counter. The launch is still cooperative: block 0 may only spin on the others' slots because the
-// launch guarantees that they are all resident and will get there.
+// order (the same bits on every run) and empties each slot for the next launch. The store and the
+// loads are relaxed device-scope atomic_ref operations on one 8-byte word: strong accesses of the
+// same bytes, which the PTX memory model makes single-copy atomic, so a reader that sees the flag also
+// sees the value written with it: no fence, no counter. (Alignment alone would not do: plain loads
+// and stores that race on the word are a data race.) The launch is still cooperative: block 0 may
+// only spin on the others' slots because the launch guarantees that they are all resident and will
+// get there.
 // What changed from step 07: the slots and their flag replace partial[] and grid.sync(); block 0
 // collects with collect_partials(); the scratch must start zero-filled (the harness's contract) and
 // is left that way.

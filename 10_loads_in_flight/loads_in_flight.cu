@@ -1,19 +1,19 @@
 // Step 10: several loads in flight, in tiles.
 //
-// What it shows: in step 09's loop each thread issues one float4 load, waits for it, adds it, and only
-// then issues the next (the compiler may overlap a few iterations, but the loop's exit test limits
-// it). DRAM answers after hundreds of nanoseconds, so the bytes a thread asks for per round trip set
-// its speed. Here a thread issues kLoadsInFlight independent float4 loads, all before the first add,
-// and the loads of one round are a tile: Block * kLoadsInFlight float4s, contiguous, that one block
-// reads together; block b reads tiles b, b + gridDim.x, ... Little's law says how many bytes must be
-// in flight to keep the memory busy: bandwidth x latency. Whether one load per thread already gives
-// that depends on the GPU's occupancy and latency, so this step's README measures it instead of
-// assuming it. The last tile, cut short by the end of the array, is read the same way with the loads
-// past the end masked.
+// What it shows: DRAM answers after hundreds of nanoseconds, so a thread must have several loads on
+// their way to keep it busy (Little's law: bytes in flight = bandwidth x latency). Step 09's compiled
+// loop already does this: nvcc unrolls it by four, and four 16-byte loads leave before the first add
+// (results/sass/09_main_loop.txt). Here the source says it: a thread issues kLoadsInFlight independent
+// float4 loads, all before the first add, whatever the compiler decides. Around that, three things
+// change, and the README measures each alone (perf/variants.cu, set ablation): the loads of one round
+// are a tile, Block * kLoadsInFlight float4s, contiguous, that one block reads together (block b
+// reads tiles b, b + gridDim.x, ...), where step 09's lay a grid apart; the grid is sized in tiles, a
+// quarter of step 09's blocks for an input smaller than the device-filling grid; and the block is 512
+// threads. The last tile, cut short by the end of the array, is read the same way with the loads past
+// the end masked.
 // What changed from step 09: thread_sum()'s loop walks tiles and keeps kLoadsInFlight loads in flight;
-// the grid is sized in tiles.
-// This step runs 512 threads per block unless --block says otherwise, a choice measured on the H200:
-// faster than 256 from 2^23 floats up, slower at 2^20 (README).
+// the grid is sized in tiles; 512 threads per block unless --block says otherwise, a choice made on
+// one exploration run on the H200 (README, "512 threads").
 // Usage: ./10_loads_in_flight [--n 2^26] [--block 512] [--pattern int] [--help]
 #include <cuda/atomic>
 

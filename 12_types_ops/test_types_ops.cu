@@ -4,6 +4,7 @@
 // Skipped, with the reason, where no CUDA device is present.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -182,6 +183,70 @@ TEST_P(TypesOps, DeterministicAndLeavesScratchZeroed) {
   });
 }
 
+// The loops no longer test each element for NaN: min and max use one NaN-propagating instruction (or a
+// compare and select) per element and recompute a zero result exactly; stats detects NaN and infinity
+// from its shifted sum of squares and takes its shift from the first element a thread reads. Each of
+// those paths gets a special value where it is most likely to be missed: the last element in the
+// misaligned tail, the first element of a thread's first vector (its shift), and a zero extreme with
+// both signs present.
+TEST_P(TypesOps, SpecialValueInTheTailAndAtAThreadsFirstElement) {
+  SKIP_WITHOUT_GPU();
+  const auto [t, o] = GetParam();
+  for_each_type_and_op(t, o, [&](auto tv, auto ov) {
+    using T = decltype(tv);
+    using limits = std::numeric_limits<T>;
+    constexpr std::int64_t kWidth = 16 / sizeof(T);
+    constexpr std::int64_t kTileVectors = std::int64_t{step12::kBlock} * 4;  // 4 loads in flight
+    std::vector<T> specials = {limits::max(), limits::lowest()};
+    if constexpr (std::is_floating_point_v<T>) specials = {limits::quiet_NaN(), limits::infinity(), -limits::infinity()};
+    const std::int64_t n = (3 * kTileVectors - 5) * kWidth + kWidth - 1;  // a partial tile, and a tail at offset 0
+    for (std::int64_t offset : {0, 1})
+      for (T special : specials) {
+        // offset 1: the head holds kWidth - 1 elements, the body starts after them.
+        const std::int64_t head = offset ? kWidth - 1 : 0;
+        const std::int64_t positions[] = {
+            n - 1,                                        // the last element: in the tail
+            head,                                         // thread 0 of block 0: its first element
+            head + kWidth * (kTileVectors + 5),           // block 1, thread 5: the first element it reads
+            head + kWidth * (2 * kTileVectors + 511) + 1, // inside a vector, not a thread's shift
+        };
+        for (std::int64_t at : positions) {
+          auto x = input<T>(n, Pattern::mixed);
+          x[at] = special;
+          run_checked<T, decltype(ov)::value>(x, Pattern::mixed, "special at " + std::to_string(at), offset);
+        }
+      }
+  });
+}
+
+// A zero extreme with both signs in the input: max of negatives and zeros must be +0, min of
+// positives and zeros -0, wherever the zeros stand (the fast min/max may pick either; the exact
+// re-read must fix the sign).
+TEST_P(TypesOps, ZeroExtremeHasTheRightSign) {
+  SKIP_WITHOUT_GPU();
+  const auto [t, o] = GetParam();
+  for_each_type_and_op(t, o, [&](auto tv, auto ov) {
+    using T = decltype(tv);
+    constexpr Op O = decltype(ov)::value;
+    if constexpr (std::is_floating_point_v<T> && O != Op::sum) {
+      for (std::int64_t n : {5, 4099, 1000003})
+        for (bool negatives : {true, false}) {
+          auto x = input<T>(n, Pattern::uniform);  // [0, 1)
+          for (auto& v : x) v = negatives ? -(v + T{1}) : v + T{1};
+          for (std::int64_t at : {std::int64_t{0}, n / 3, n - 1}) x[at] = T{-0.0};
+          x[n / 2] = T{0.0};
+          run_checked<T, O>(x, Pattern::mixed, negatives ? "negatives and zeros" : "positives and zeros");
+          const auto got = run_checked<T, O>(x, Pattern::mixed, "misaligned", 1);
+          if constexpr (O == Op::max) {
+            if (negatives) EXPECT_FALSE(std::signbit(got)) << "max(-0, +0) must be +0";
+          } else if constexpr (O == Op::min) {
+            if (!negatives) EXPECT_TRUE(std::signbit(got)) << "min(-0, +0) must be -0";
+          }
+        }
+    }
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Step12, TypesOps, ::testing::Combine(::testing::ValuesIn(kTypes), ::testing::ValuesIn(kOps)),
                          case_name);
 
@@ -195,6 +260,28 @@ TEST(TypesOpsEmpty, GivesTheIdentity) {
   EXPECT_EQ((run_checked<std::int64_t, Op::max>({}, Pattern::uniform, "empty")), std::numeric_limits<std::int64_t>::lowest());
   EXPECT_EQ((run_checked<double, Op::stats>({}, Pattern::uniform, "empty")).moments.count, 0);
   EXPECT_EQ((run_checked<std::int64_t, Op::sum>({}, Pattern::uniform, "empty")), 0);
+}
+
+// Stats of data with a large mean and a small spread: 1e4 + values in [-1, 1). The variance is about
+// 1/3, and the textbook E[x^2] - E[x]^2 in float is off by more than that (its E[x^2] ~ 1e8 carries a
+// rounding error of about 6). The kernel's per-thread shift must keep M2 within a relative 1e-3
+// (float) and 1e-9 (double) of the two-pass reference, far tighter than the check's default bound.
+TEST(TypesOpsStats, ShiftedDataKeepItsVariance) {
+  SKIP_WITHOUT_GPU();
+  auto run = [](auto zero, double relative) {
+    using T = decltype(zero);
+    for (std::int64_t n : {4099, 1000003, (1 << 24) + 1}) {
+      auto x = input<T>(n, Pattern::mixed);
+      for (auto& v : x) v += T{10000};
+      const auto got = run_checked<T, Op::stats>(x, Pattern::mixed, "shifted");
+      const auto ref = reduce::typed_reference(x.data(), n, true);
+      const double m2 = static_cast<double>(ref.m2);
+      EXPECT_NEAR(static_cast<double>(got.moments.m2), m2, relative * m2) << "n=" << n;
+      EXPECT_NEAR(static_cast<double>(got.moments.mean), static_cast<double>(ref.mean), 1e-3) << "n=" << n;
+    }
+  };
+  run(float{}, 1e-3);
+  run(double{}, 1e-9);
 }
 
 // An int32 sum that overflows int32 many times over, exact in its int64 accumulator; an int64 sum

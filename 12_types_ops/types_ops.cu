@@ -1,161 +1,202 @@
-// Step 12: any type, any associative operator with an identity.
+// Step 12: any type, any associative and commutative operator with an identity.
 //
 // What it shows: nothing in step 10's loop is special to a float sum. The loop needs an operator that
-// is associative (so blocks may combine their parts in any grouping) and an identity (what an empty
-// part contributes); the element type only sets how many elements one 16-byte load brings. Here the
-// same loop is written once over T (float, double, int32, int64) and the operator (sum, min, max,
-// stats), both template parameters; common/ops.hpp defines the operators for the device and for the
-// CPU reference alike.
-// What changed from step 10: thread_sum() became thread_reduce<T, O>(), which folds each tile of
-// kLoadsInFlight 16-byte loads with O (stats: a two-pass mean and M2 over the tile's registers, then
-// one Chan merge); block_sum() became block_reduce() (a shuffle of the whole state, word by word);
-// the flagged slots carry a flag beside a state of any size, so the hand-over to block 0 is a release
-// store of the flag after the state, and an acquire load of it before reading the state.
+// is associative (so blocks may combine their parts in any grouping), commutative (a thread holds
+// interleaved elements, and the shuffle tree hands lane i the state of lane i + offset, so operands
+// meet out of element order), and has an identity (what an empty part contributes); the element type
+// only sets how many elements one 16-byte load brings. Here the same loop is written once over T
+// (float, double, int32, int64) and the operator (sum, min, max, stats), both template parameters;
+// common/ops.hpp defines the operators for the device and for the CPU reference alike, and
+// common/agent.cuh the block-level pieces (tile loader, warp and block reductions) that the steps
+// beyond the progression share.
+// What changed from step 10: thread_sum() became thread_reduce<T, O>(), which walks the same tiles of
+// kLoadsInFlight 16-byte loads (agent::TileLoader) and keeps a per-thread accumulator chosen per
+// operator: the operator itself for sums and integer min/max; for float min/max one NaN-propagating
+// min/max instruction per element, checked once per thread; for stats shifted sums, turned into
+// (count, mean, M2) once per thread. block_sum() became agent::block_reduce() (a shuffle of the whole
+// state, word by word); the flagged slots carry a flag beside a state of any size, so the hand-over
+// to block 0 is a release store of the flag after the state, and an acquire load of it before
+// reading the state.
 // Usage: ./12_types_ops [--type float|double|int32|int64] [--op sum|min|max|stats] [--n 2^28] [--help]
 #include <cub/device/device_reduce.cuh>
 #include <cuda/atomic>
 
-#include <cstring>
+#include <type_traits>
 
+#include "agent.cuh"
 #include "types_ops.cuh"
 
 namespace step12 {
 namespace {
 
 using reduce::Op;
+using reduce::agent::Vec;
 
 constexpr int kLoadsInFlight = 4;  // independent 16-byte loads per thread before the first combine
-constexpr unsigned kFullMask = 0xffffffffu;
-
-// 16 bytes of T: 4 floats or int32s, 2 doubles or int64s; one 128-bit load.
+using Policy = reduce::agent::TilePolicy<kBlock, kLoadsInFlight>;
 template <typename T>
-struct alignas(16) Vec {
-  static constexpr int kWidth = 16 / sizeof(T);
-  T v[kWidth];
+using Loader = reduce::agent::TileLoader<T, Policy>;
+
+// Calls per_vector(v) for every vector of this thread's share of the body: block b reads tiles b,
+// b + gridDim.x, ... (all loads of a tile issued before the first is used).
+template <typename T, typename F>
+__device__ void for_each_vector(const Loader<T>& loader, F&& per_vector) {
+  loader.tiles(
+      blockIdx.x, gridDim.x, threadIdx.x,
+      [&](const Vec<T>(&x)[kLoadsInFlight]) {
+#pragma unroll
+        for (int k = 0; k < kLoadsInFlight; ++k) per_vector(x[k]);
+      },
+      [&](const Vec<T>(&x)[kLoadsInFlight], const bool(&valid)[kLoadsInFlight]) {
+#pragma unroll
+        for (int k = 0; k < kLoadsInFlight; ++k)
+          if (valid[k]) per_vector(x[k]);
+      });
+}
+
+// The operator applied exactly, element by element (ops.hpp's combine): sums of every type, integer
+// min and max, and the rare re-reads below.
+template <typename T, Op O>
+__device__ State<T, O> exact_share(const Loader<T>& loader) {
+  using OpT = reduce::op_t<O, T>;
+  State<T, O> s = OpT::identity();
+  for_each_vector<T>(loader, [&](const Vec<T>& v) {
+#pragma unroll
+    for (int j = 0; j < Vec<T>::kWidth; ++j) s = OpT::combine(s, OpT::lift(v.v[j]));
+  });
+  return s;
+}
+
+// The fast min or max of the running acc and x, for the loops below. Floats on sm_80 and later: one
+// PTX min.NaN / max.NaN (FMNMX.NAN), as cheap as the sum's FADD, and NaN propagates. Otherwise a
+// compare and a select; with PropagateNaN a NaN x is taken (and then kept: nothing compares below or
+// above NaN), without it a NaN x is passed over and the caller finds NaN another way. Integers: the
+// select is IMNMX, exact. For floats, which of -0 and +0 these return is not what ops.hpp asks for,
+// and needs no guessing: a result that is not zero is the same number whichever zero was picked on
+// the way, and a zero result is recomputed with the exact operator (the callers do).
+template <Op O, bool PropagateNaN, typename T>
+__device__ T fast_extreme(T acc, T x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same_v<T, float>) {
+    float r;
+    if constexpr (O == Op::min) asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(acc), "f"(x));
+    else asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(acc), "f"(x));
+    return r;
+  }
+#endif
+  const bool take_nan = PropagateNaN && reduce::is_nan(x);
+  if constexpr (O == Op::min) return x < acc || take_nan ? x : acc;
+  else return x > acc || take_nan ? x : acc;
+}
+
+// Float and double min and max: one fast min/max per element, no NaN test and no branch in the loop.
+// A thread whose result is zero reads its share again with the exact operator, for the sign of the
+// zero: rare, and the same bits every run.
+template <typename T, Op O>
+__device__ T extreme_share(const Loader<T>& loader) {
+  T m = reduce::op_t<O, T>::identity();
+  for_each_vector<T>(loader, [&](const Vec<T>& v) {
+#pragma unroll
+    for (int j = 0; j < Vec<T>::kWidth; ++j) m = fast_extreme<O, true>(m, v.v[j]);
+  });
+  if (m == T{0}) m = exact_share<T, O>(loader);
+  return m;
+}
+
+// Stats, accumulated in a form that costs a few instructions per element: the sum, the sum of squares,
+// min and max as they come, and the sums of d = x - K and d^2 about a shift K, the first element this
+// thread reads. Once per thread these become (count, mean = K + S1/c, M2 = S2 - S1^2/c); Chan's merge
+// (ops.hpp) then runs only between threads, warps and blocks. The shift keeps M2 as exact as the
+// two-pass when the mean is large against the spread (K is one of the data, so d is of the size of
+// the spread); the textbook E[x^2] - E[x]^2 is the case K = 0.
+template <typename T>
+struct StatsShare {
+  using R = reduce::real_t<T>;
+  reduce::sum_t<T> sum = 0;
+  T min = reduce::min_identity<T>();
+  T max = reduce::max_identity<T>();
+  R sum_squares = 0, shift = 0, s1 = 0, s2 = 0;
+  std::int64_t count = 0;
+
+  __device__ void add(const Vec<T>& v) {
+#pragma unroll
+    for (int j = 0; j < Vec<T>::kWidth; ++j) {
+      const T x = v.v[j];
+      sum = reduce::wrapping_add(sum, static_cast<reduce::sum_t<T>>(x));
+      min = fast_extreme<Op::min, false>(min, x);
+      max = fast_extreme<Op::max, false>(max, x);
+      const R r = static_cast<R>(x);
+      sum_squares = fma(r, r, sum_squares);
+      const R d = r - shift;
+      s1 += d;
+      s2 = fma(d, d, s2);
+    }
+    count += Vec<T>::kWidth;
+  }
 };
 
-// A warp shuffle of any state (a float, an int64, a Stats struct), one 32-bit word at a time.
-template <typename S>
-__device__ S shfl_down(const S& s, int offset) {
-  static_assert(sizeof(S) % 4 == 0, "a state is shuffled in 32-bit words");
-  unsigned w[sizeof(S) / 4];
-  std::memcpy(w, &s, sizeof(S));
-#pragma unroll
-  for (auto& word : w) word = __shfl_down_sync(kFullMask, word, offset);
-  S out;
-  std::memcpy(&out, w, sizeof(S));
-  return out;
-}
-
-template <typename T, Op O>
-__device__ State<T, O> warp_reduce(State<T, O> v) {
-  using OpT = reduce::op_t<O, T>;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v = OpT::combine(v, shfl_down(v, offset));
-  return v;
-}
-
-// The reduction of v over the block, in thread 0.
-template <typename T, Op O, unsigned Block>
-__device__ State<T, O> block_reduce(State<T, O> v) {
-  using S = State<T, O>;
-  constexpr unsigned kWarps = Block / 32;
-  // Raw storage: a state with default member values cannot be declared __shared__ directly.
-  __shared__ alignas(S) unsigned char storage[kWarps * sizeof(S)];
-  S* const warp_states = reinterpret_cast<S*>(storage);
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-
-  v = warp_reduce<T, O>(v);
-  if constexpr (kWarps == 1) return v;
-  if (lane == 0) warp_states[warp] = v;
-  __syncthreads();
-  if (warp == 0) v = warp_reduce<T, O>(lane < kWarps ? warp_states[lane] : reduce::op_t<O, T>::identity());
-  return v;
-}
-
-// One tile's registers folded into one state. Loads past the end (valid[k] false) take no part.
-template <typename T, Op O>
-__device__ State<T, O> fold(const Vec<T> (&x)[kLoadsInFlight], const bool (&valid)[kLoadsInFlight]) {
-  using OpT = reduce::op_t<O, T>;
-  constexpr int kWidth = Vec<T>::kWidth;
-  if constexpr (O != Op::stats) {
-    State<T, O> s = OpT::identity();
-#pragma unroll
-    for (int k = 0; k < kLoadsInFlight; ++k)
-      if (valid[k]) {
-#pragma unroll
-        for (int j = 0; j < kWidth; ++j) s = OpT::combine(s, OpT::lift(x[k].v[j]));
-      }
-    return s;
-  } else {
-    // Count, sum, min, max and the sum of squares as they come; then the tile's own mean, and M2
-    // about it in a second pass over the registers (exact as a two-pass can be, and no division per
-    // element as Welford's update would take); the caller merges the tile into its state (Chan).
-    using R = reduce::real_t<T>;
-    State<T, O> s = OpT::identity();
-    R total = 0;
-    int count = 0;
-#pragma unroll
-    for (int k = 0; k < kLoadsInFlight; ++k)
-      if (valid[k]) {
-#pragma unroll
-        for (int j = 0; j < kWidth; ++j) {
-          const T v = x[k].v[j];
-          s.sum = reduce::wrapping_add(s.sum, static_cast<reduce::sum_t<T>>(v));
-          s.min = reduce::min_of(s.min, v);
-          s.max = reduce::max_of(s.max, v);
-          total += static_cast<R>(v);
-          s.sum_squares += static_cast<R>(v) * static_cast<R>(v);
-        }
-        count += kWidth;
-      }
-    if (count == 0) return s;
-    const R mean = total / static_cast<R>(count);
-    R m2 = 0;
-#pragma unroll
-    for (int k = 0; k < kLoadsInFlight; ++k)
-      if (valid[k]) {
-#pragma unroll
-        for (int j = 0; j < kWidth; ++j) {
-          const R d = static_cast<R>(x[k].v[j]) - mean;
-          m2 += d * d;
-        }
-      }
-    s.moments = reduce::Moments<R>{count, mean, m2};
-    return s;
+template <typename T>
+__device__ State<T, Op::stats> stats_share(const Loader<T>& loader) {
+  using R = reduce::real_t<T>;
+  StatsShare<T> a;
+  const std::int64_t first = loader.first_vector(blockIdx.x, threadIdx.x);
+  if (first >= 0) {
+    a.shift = static_cast<R>(loader.body[first].v[0]);
+    // An infinite or NaN shift would turn every d into NaN; such a thread's M2 is NaN anyway.
+    if (!isfinite(a.shift)) a.shift = 0;
   }
+  for_each_vector<T>(loader, [&](const Vec<T>& v) { a.add(v); });
+
+  State<T, Op::stats> s;
+  s.sum = a.sum;
+  s.min = a.min;
+  s.max = a.max;
+  s.sum_squares = a.sum_squares;
+  if (a.count == 0) return s;
+  const R c = static_cast<R>(a.count);
+  const R q = a.s1 / c;
+  R mean = a.shift + q;
+  R m2 = a.s2 - a.s1 * q;
+  m2 = m2 > R{0} ? m2 : R{0};  // rounding may leave a tiny negative
+  if constexpr (std::is_floating_point_v<T>) {
+    // The shift is finite, so S2, a sum of squares, is NaN exactly when an element is NaN, and
+    // infinite when one is infinite (or when the squares overflow). Then the two-pass reference's
+    // rules hold: min and max are NaN with a NaN, the mean is the plain sum over c (inf, -inf or
+    // NaN), and M2 is NaN.
+    if (isnan(a.s2)) s.min = s.max = a.s2;
+    if (!isfinite(a.s2)) {
+      mean = static_cast<R>(a.sum) / c;
+      m2 = a.s2 - a.s2;  // NaN
+    }
+    // The compare-and-select min/max may pick either zero: a zero result is recomputed exactly.
+    if (s.min == T{0}) s.min = exact_share<T, Op::min>(loader);
+    if (s.max == T{0}) s.max = exact_share<T, Op::max>(loader);
+  }
+  s.moments = reduce::Moments<R>{a.count, mean, m2};
+  return s;
 }
 
-// This thread's share of in[0..n): the 16-byte-aligned body in tiles of Block * kLoadsInFlight
-// vectors, block b reading tiles b, b + gridDim.x, ...; block 0's first threads also take the
-// elements before the first 16-byte boundary (head) and after the last whole vector (tail).
-template <typename T, Op O, unsigned Block>
+// This thread's share of in[0..n): its vectors of the 16-byte-aligned body, and for block 0's first
+// threads one element of the misaligned head or tail each (exactly, with the operator).
+template <typename T, Op O>
 __device__ State<T, O> thread_reduce(const T* in, std::int64_t n) {
   using OpT = reduce::op_t<O, T>;
-  constexpr int kWidth = Vec<T>::kWidth;
-  const auto misalignment = reinterpret_cast<std::uintptr_t>(in) % 16;  // a multiple of sizeof(T)
-  const std::int64_t unaligned = misalignment ? (16 - misalignment) / sizeof(T) : 0;
-  const std::int64_t head = n < unaligned ? n : unaligned;
-  const Vec<T>* body = reinterpret_cast<const Vec<T>*>(in + head);
-  const std::int64_t vectors = (n - head) / kWidth;
-  const std::int64_t tail = head + kWidth * vectors;  // the first element after the body
-  constexpr std::int64_t kTile = std::int64_t{Block} * kLoadsInFlight;
+  const Loader<T> loader(in, n);
+  State<T, O> s;
+  if constexpr (O == Op::stats) s = stats_share<T>(loader);
+  else if constexpr ((O == Op::min || O == Op::max) && std::is_floating_point_v<T>) s = extreme_share<T, O>(loader);
+  else s = exact_share<T, O>(loader);
+  if (blockIdx.x == 0 && static_cast<int>(threadIdx.x) < loader.edges())
+    s = OpT::combine(s, OpT::lift(loader.edge(threadIdx.x)));
+  return s;
+}
 
-  State<T, O> acc = OpT::identity();
-  if (blockIdx.x == 0 && threadIdx.x < head) acc = OpT::combine(acc, OpT::lift(in[threadIdx.x]));
-  if (blockIdx.x == 0 && threadIdx.x < n - tail) acc = OpT::combine(acc, OpT::lift(in[tail + threadIdx.x]));
-  for (std::int64_t base = blockIdx.x * kTile; base < vectors; base += kTile * gridDim.x) {
-    Vec<T> x[kLoadsInFlight];
-    bool valid[kLoadsInFlight];
-#pragma unroll
-    for (int k = 0; k < kLoadsInFlight; ++k) {  // all loads first...
-      const std::int64_t v = base + k * Block + threadIdx.x;
-      valid[k] = v < vectors;
-      if (valid[k]) x[k] = body[v];
-    }
-    acc = OpT::combine(acc, fold<T, O>(x, valid));  // ...then the operator
-  }
-  return acc;
+// The reduction of v over the block, in thread 0 (agent::block_reduce with O's combine).
+template <typename T, Op O, unsigned Block>
+__device__ State<T, O> block_reduce(const State<T, O>& v) {
+  using OpT = reduce::op_t<O, T>;
+  return reduce::agent::block_reduce<Block>(
+      v, [](const State<T, O>& a, const State<T, O>& b) { return OpT::combine(a, b); }, OpT::identity());
 }
 
 // The hand-over from block b > 0 to block 0: block b writes its state to states[b], then sets
@@ -180,16 +221,17 @@ __device__ State<T, O> collect_partials(unsigned* flags, const State<T, O>* stat
   return v;
 }
 
-// Stats keeps a 7-field state per thread: left alone, the compiler gives it 72-74 registers, which at
-// 512 threads leaves one block (16 warps) per SM. Asking for two blocks caps it at 64 (a few bytes
-// of spill for the 8-byte types, by ptxas -v). The other operators need 32 registers and get four.
+// Registers (ptxas -v, sm_90, CUDA 13.0): 38-56 for sum, min and max, 58-62 for stats, no spills;
+// 12_types_ops/README.md derives the blocks per SM from them. Stats asks for two blocks of 512 threads
+// per SM, which caps it at 64 registers, so a later change that grows its state spills (ptxas shows
+// it) rather than silently halving the warps per SM.
 template <Op O>
 constexpr int kMinBlocksPerSm = O == Op::stats ? 2 : 1;
 
 template <typename T, Op O, unsigned Block>
 __global__ void __launch_bounds__(Block, kMinBlocksPerSm<O>)
     reduce_types_ops(const T* in, std::int64_t n, unsigned* flags, State<T, O>* states, State<T, O>* out) {
-  const State<T, O> mine = block_reduce<T, O, Block>(thread_reduce<T, O, Block>(in, n));
+  const State<T, O> mine = block_reduce<T, O, Block>(thread_reduce<T, O>(in, n));
   if (blockIdx.x != 0) {
     if (threadIdx.x == 0) {
       states[blockIdx.x] = mine;

@@ -1,46 +1,24 @@
 #include "multi_gpu.hpp"
 
 #include <charconv>
-#include <cmath>
-#include <cstdio>
-#include <sstream>
+#include <string_view>
 
 namespace multigpu {
 namespace {
 
 using reduce::UsageError;
 
-int parse_small_int(const std::string& text, int lo, int hi) {
-  int v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || text[0] == '+' || ec != std::errc{} || end != text.data() + text.size() || v < lo || v > hi)
-    return -1;
-  return v;
+// "A:B" with 0 <= A <= B <= 36, or nullopt-like false.
+bool parse_sweep(std::string_view text, int* from, int* to) {
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos) return false;
+  auto small = [](std::string_view t, int* v) {
+    if (t.empty() || t[0] == '+' || t[0] == '-') return false;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), *v);
+    return ec == std::errc{} && end == t.data() + t.size() && *v >= 0 && *v <= 36;
+  };
+  return small(text.substr(0, colon), from) && small(text.substr(colon + 1), to) && *from <= *to;
 }
-
-std::string number(double v) {  // round-trip precision; JSON has no NaN or infinity
-  if (!std::isfinite(v)) return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
-
-std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
 }  // namespace
 
@@ -50,108 +28,85 @@ Shard shard_of(std::int64_t n, int ranks, int rank) {
   return Shard{begin, end - begin};
 }
 
-Options parse_options(const std::vector<std::string>& args) {
-  Options opt;
-  std::vector<std::string> rest;  // for reduce::parse_options
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string name = args[i];
-    std::string value;
-    bool has_value = false;
-    if (const auto eq = name.find('='); eq != std::string::npos && name.rfind("--", 0) == 0) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-      has_value = true;
-    }
-    auto take_value = [&] {
-      if (has_value) return;
-      if (i + 1 >= args.size()) throw UsageError("option " + name + " needs a value");
-      value = args[++i];
-    };
-    auto flag = [&] {
-      if (has_value) throw UsageError("option " + name + " takes no value");
-    };
-    if (name == "--gpus") {
-      take_value();
-      opt.gpus = parse_small_int(value, 1, kMaxGpus);
-      if (opt.gpus < 0)
-        throw UsageError("invalid value '" + value + "' for --gpus: expected a count from 1 to " + std::to_string(kMaxGpus));
-    } else if (name == "--sweep") {
-      take_value();
-      const auto colon = value.find(':');
-      const int a = colon == std::string::npos ? -1 : parse_small_int(value.substr(0, colon), 0, 36);
-      const int b = colon == std::string::npos ? -1 : parse_small_int(value.substr(colon + 1), 0, 36);
-      if (a < 0 || b < a) throw UsageError("invalid value '" + value + "' for --sweep: expected A:B with 0 <= A <= B <= 36");
-      opt.sweep_from = a;
-      opt.sweep_to = b;
-    } else if (name == "--per-gpu") {
-      flag();
-      opt.per_gpu = true;
-    } else if (name == "--single-gpu") {
-      flag();
-      opt.single_gpu = true;
-    } else if (name == "--device" || name == "--cpu-runs") {
-      throw UsageError("option " + name + " does not apply to this step (it uses GPUs 0 .. --gpus - 1; see --help)");
-    } else {
-      rest.push_back(args[i]);
-    }
-  }
-  opt.common = reduce::parse_options(rest);
-  if (opt.common.format == reduce::Format::csv) throw UsageError("invalid value 'csv' for --format: expected text or json");
-  bool n_given = false;
-  for (const std::string& a : rest) n_given = n_given || a == "--n" || a.rfind("--n=", 0) == 0;
-  if (n_given && opt.sweep_from >= 0) throw UsageError("options --n and --sweep exclude each other");
-  if (!n_given) opt.common.n = std::int64_t{1} << 30;  // this step's standard experiment: 4.3 GB
-  return opt;
+reduce::OptionSpec option_spec(bool mpi, int default_block) {
+  reduce::OptionSpec spec;
+  spec.summary = mpi ? "Sums n floats spread over N GPUs, one process per GPU under mpirun -np N"
+                     : "Sums n floats spread over N GPUs, all driven by this one process";
+  spec.default_n = kDefaultN;
+  spec.default_block = default_block;
+  reduce::ExtraOption gpus{"--gpus", {}, mpi ? "GPUs, one per rank: must equal mpirun's -np when given"
+                                             : "GPUs 0 .. N-1 (every visible GPU when absent)", "N"};
+  gpus.check = reduce::integer_in(1, kMaxGpus);
+  reduce::ExtraOption per_gpu{"--per-gpu", {}, "--n (or each size of --sweep) counts floats per GPU (weak scaling)"};
+  per_gpu.flag = true;
+  reduce::ExtraOption sweep{"--sweep", {}, "n = 2^A ... 2^B in this one process, one record each (instead of --n)",
+                            "A:B"};
+  sweep.check = [](const std::string& v) -> std::string {
+    int a = 0, b = 0;
+    return parse_sweep(v, &a, &b) ? "" : "A:B with 0 <= A <= B <= 36";
+  };
+  reduce::ExtraOption single{"--single-gpu", {}, "also time step 10 alone on the first GPU over the whole array\n"
+                                                  "                   (the speedup's baseline; always when N = 1)"};
+  single.flag = true;
+  spec.extra = {gpus, per_gpu, sweep, single};
+  spec.notes =
+      "Each GPU reduces its shard (about n / N floats) with step 10's kernel; NCCL all-gathers the N partial\n"
+      "sums and every GPU adds them in rank order, so the total is bitwise the same on every GPU and run.\n"
+      "The default n, 2^30, gives each GPU a shard large enough that the collective is a small share of\n"
+      "the time. Besides the common fields, a record has mode, gpus, n_per_gpu, shard_min, shard_max,\n"
+      "collective_ms (the collective alone), collective_share, single_gpu_ms and speedup_vs_single_gpu\n"
+      "(0: not measured), gpus_agree and nccl_version; pct_peak is of the N GPUs' summed peak, and grid\n"
+      "counts every GPU's blocks. --cpu-runs times the plain CPU loop over the whole array (one core;\n"
+      "all cores" + std::string(mpi ? ", on rank 0" : "") + "), which needs the whole array in host memory: 0 skips it.\n"
+      "--device is refused: " +
+      (mpi ? std::string("rank r uses the r-th GPU of its machine.")
+           : std::string("the step uses GPUs 0 .. N-1 (--gpus N)."));
+  return spec;
 }
 
-Options parse_options(int argc, const char* const* argv) {
-  return parse_options(std::vector<std::string>(argv + 1, argv + argc));
+void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks) {
+  if (opt.has("--device"))
+    throw UsageError(mpi ? "--device: not taken here; rank r uses the r-th GPU of its machine"
+                         : "--device: not taken here; the step uses GPUs 0 .. N-1 (--gpus N)");
+  if (opt.has("--n") && opt.has("--sweep")) throw UsageError("options --n and --sweep exclude each other");
+  const Plan plan = plan_of(opt);
+  if (mpi && plan.gpus != 0 && plan.gpus != mpi_ranks)
+    throw UsageError("--gpus " + std::to_string(plan.gpus) + " differs from the " + std::to_string(mpi_ranks) +
+                     " MPI ranks (one GPU per rank; start as many ranks as GPUs)");
+  // Where the number of GPUs is known before any is touched, --per-gpu's total is checked now too.
+  if (const int known = mpi ? mpi_ranks : plan.gpus; known > 0) sizes(plan, opt.n, known);
 }
 
-std::vector<std::int64_t> sizes(const Options& opt, int gpus) {
+Plan plan_of(const reduce::Options& opt) {
+  Plan p;
+  const std::string& gpus = opt.extra.at("--gpus");
+  if (!gpus.empty()) p.gpus = std::stoi(gpus);  // the parser checked it (1 .. kMaxGpus)
+  p.per_gpu = !opt.extra.at("--per-gpu").empty();
+  p.single_gpu = !opt.extra.at("--single-gpu").empty();
+  if (const std::string& s = opt.extra.at("--sweep"); !s.empty()) parse_sweep(s, &p.sweep_from, &p.sweep_to);
+  return p;
+}
+
+std::vector<std::int64_t> sizes(const Plan& plan, std::int64_t n, int gpus) {
   std::vector<std::int64_t> out;
-  if (opt.sweep_from >= 0)
-    for (int k = opt.sweep_from; k <= opt.sweep_to; ++k) out.push_back(std::int64_t{1} << k);
+  if (plan.sweep_from >= 0)
+    for (int k = plan.sweep_from; k <= plan.sweep_to; ++k) out.push_back(std::int64_t{1} << k);
   else
-    out.push_back(opt.common.n);
-  for (std::int64_t& n : out) {
-    if (opt.per_gpu) n *= gpus;
-    if (n > reduce::max_n())
-      throw UsageError("n = " + std::to_string(n) + " is over the largest count, 2^36 (--n x --gpus with --per-gpu)");
+    out.push_back(n);
+  for (std::int64_t& m : out) {
+    if (plan.per_gpu) m *= gpus;
+    if (m > reduce::max_n())
+      throw UsageError("n = " + std::to_string(m) + " is over the largest count, 2^36 (--n x --gpus with --per-gpu)");
   }
   return out;
 }
 
-std::string usage(const char* program, bool mpi, int default_block) {
-  std::ostringstream os;
-  os << "usage: " << (mpi ? "mpirun -np N " : "") << program << " [options]\n"
-     << "Sums one array of n floats spread over several GPUs: each GPU reduces its shard with step 10's\n"
-     << "kernel, NCCL all-gathers the partial sums, and every GPU adds them in rank order (deterministic).\n"
-     << (mpi ? "One process per GPU: rank r uses the r-th GPU of its node (ncclCommInitRank).\n"
-             : "One process drives every GPU (ncclCommInitAll).\n")
-     << "\n"
-     << "  --gpus N         GPUs (ranks) 0 .. N-1" << (mpi ? "; must equal mpirun's -np" : "") << "  [all visible]\n"
-     << "  --n COUNT        total elements: 1000, 4K, 16M, 1G or 2^k                     [2^30]\n"
-     << "  --per-gpu        --n (or each size of --sweep) counts elements per GPU (weak scaling)\n"
-     << "  --sweep A:B      run n = 2^A ... 2^B in this one process, one record each (instead of --n)\n"
-     << "  --single-gpu     also time step 10 alone on the first GPU over the whole array (the\n"
-     << "                   baseline of the speedup); always measured when N = 1\n"
-     << "  --iters N        timed runs; the report gives median, min and max            [50]\n"
-     << "  --warmup N       untimed runs before them                                    [5]\n"
-     << "  --block N        threads per block of step 10, a power of two 32 .. 1024     [" << default_block << "]\n"
-     << "  --seed N         seed of the input generator                                 [1]\n"
-     << "  --pattern P      constant, int (exact check), uniform, mixed                 [uniform]\n"
-     << "  --format F       text, or json (one record per size)                         [text]\n"
-     << "  --help           this text\n\n"
-     << "Exit codes: 0 every result correct, 1 wrong result or CUDA/NCCL error, 2 bad usage,\n"
-     << "77 no GPU, fewer GPUs than --gpus, or too little memory for --n.\n";
-  return os.str();
+double collective_share(const reduce::Report& r, const TeamFields& t) {
+  return r.ms.median > 0 ? t.collective_ms.median / r.ms.median : 0.0;
 }
 
-double gbps(const Record& r) { return r.ms.median > 0 ? r.n * 4.0 / (r.ms.median * 1e-3) / 1e9 : 0.0; }
-double collective_share(const Record& r) { return r.ms.median > 0 ? r.collective_ms.median / r.ms.median : 0.0; }
-double speedup(const Record& r) {
-  return r.single_gpu_ms > 0 && r.ms.median > 0 ? r.single_gpu_ms / r.ms.median : 0.0;
+double speedup(const reduce::Report& r, const TeamFields& t) {
+  return t.single_gpu_ms > 0 && r.ms.median > 0 ? t.single_gpu_ms / r.ms.median : 0.0;
 }
 
 std::string nccl_version_string(int code) {
@@ -159,79 +114,28 @@ std::string nccl_version_string(int code) {
   return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
 }
 
-std::string format_json(const Record& r) {
-  std::vector<std::pair<std::string, std::string>> f = {
-      {"step", quoted("14_multi_gpu")},
-      {"mode", quoted(r.mode)},
-      {"gpus", number(r.gpus)},
-      {"n", number(static_cast<double>(r.n))},
-      {"n_per_gpu", number(static_cast<double>(r.n_per_gpu))},
-      {"bytes", number(r.n * 4.0)},
-      {"shard_min", number(static_cast<double>(r.shard_min))},
-      {"shard_max", number(static_cast<double>(r.shard_max))},
-      {"pattern", quoted(reduce::to_string(r.pattern))},
-      {"seed", number(static_cast<double>(r.seed))},
-      {"block", number(r.block)},
-      {"iters", number(r.iters)},
-      {"warmup", number(r.warmup)},
-      {"median_ms", number(r.ms.median)},
-      {"min_ms", number(r.ms.min)},
-      {"max_ms", number(r.ms.max)},
-      {"gbps", number(gbps(r))},
-      {"collective_ms", number(r.collective_ms.median)},
-      {"collective_min_ms", number(r.collective_ms.min)},
-      {"collective_max_ms", number(r.collective_ms.max)},
-      {"collective_share", number(collective_share(r))},
-      {"single_gpu_ms", r.single_gpu_ms > 0 ? number(r.single_gpu_ms) : "null"},
-      {"speedup_vs_single_gpu", r.single_gpu_ms > 0 ? number(speedup(r)) : "null"},
-      {"result", number(r.result)},
-      {"reference", number(r.reference)},
-      {"abs_error", number(r.abs_error)},
-      {"tolerance", number(r.tolerance)},
-      {"exact_check", r.exact_check ? "true" : "false"},
-      {"runs_correct", number(r.runs_correct)},
-      {"runs_total", number(r.runs_total)},
-      {"runs_identical", r.runs_identical ? "true" : "false"},
-      {"gpus_agree", r.gpus_agree ? "true" : "false"},
-      {"input_unchanged", r.input_unchanged ? "true" : "false"},
-      {"passed", r.passed ? "true" : "false"},
-      {"device", quoted(r.device)},
-      {"cuda_runtime", quoted(cuda_version(r.cuda_runtime))},
-      {"cuda_driver", quoted(cuda_version(r.cuda_driver))},
-      {"nccl_version", quoted(nccl_version_string(r.nccl_version))},
-  };
-  std::string out = "{";
-  for (std::size_t i = 0; i < f.size(); ++i) out += (i ? ", " : "") + quoted(f[i].first) + ": " + f[i].second;
-  return out + "}";
-}
-
-std::string format_text(const Record& r) {
-  std::ostringstream os;
-  os << "14_multi_gpu (" << (r.mode == "mpi" ? "one process per GPU, MPI" : "one process, every GPU") << "): "
-     << r.gpus << " x " << r.device << "; CUDA runtime " << cuda_version(r.cuda_runtime) << ", driver "
-     << cuda_version(r.cuda_driver) << ", NCCL " << nccl_version_string(r.nccl_version) << "\n"
-     << "  input      n = " << reduce::format_count(r.n) << " floats (" << fixed(r.n * 4.0 / 1e9, 2)
-     << " GB), pattern " << reduce::to_string(r.pattern) << ", seed " << r.seed << "; shards of " << r.shard_min;
-  if (r.shard_max != r.shard_min) os << " to " << r.shard_max;
-  os << " floats\n"
-     << "  launch     step 10 on every GPU, block " << r.block << "; ncclAllGather of the " << r.gpus
-     << " partials, added in rank order on every GPU; " << r.iters << " timed runs after " << r.warmup
-     << " warm-up, L2 of every GPU flushed before each\n"
-     << "  result     " << number(r.result) << " vs reference " << fixed(r.reference, 4) << ": |error| " << r.abs_error
-     << (r.exact_check ? " (exact check)" : " <= tolerance " + std::to_string(r.tolerance)) << "; " << r.runs_correct
-     << "/" << r.runs_total << " runs correct; "
-     << (r.runs_identical ? "all runs bitwise identical" : "RESULTS VARY BETWEEN RUNS") << "; "
-     << (r.gpus_agree ? "every GPU holds the same bits" : "GPUS DISAGREE") << "; input "
-     << (r.input_unchanged ? "unchanged" : "MODIFIED") << "\n"
-     << "  time       median " << fixed(r.ms.median, 4) << " ms (min " << fixed(r.ms.min, 4) << ", max "
-     << fixed(r.ms.max, 4) << "), " << fixed(gbps(r), 1) << " GB/s aggregate\n"
-     << "  collective " << fixed(r.collective_ms.median, 4) << " ms alone (all-gather + add), "
-     << fixed(100.0 * collective_share(r), 1) << "% of the median\n";
-  if (r.single_gpu_ms > 0)
-    os << "  one GPU    step 10 alone over the whole array: " << fixed(r.single_gpu_ms, 4) << " ms; speedup "
-       << fixed(speedup(r), 2) << "x" << (r.single_gpu_correct ? "" : " (ITS RESULTS WERE WRONG)") << "\n";
-  os << (r.passed ? "PASS" : "FAIL") << "\n";
-  return os.str();
+void add_team_fields(reduce::Report& r, const TeamFields& t) {
+  // N GPUs read N memories at once: the aggregate is measured against their summed peak.
+  const double peak = r.device.peak_gbps * t.gpus;
+  r.pct_peak = peak > 0 ? 100.0 * r.gbps / peak : 0.0;
+  using reduce::bool_field;
+  using reduce::number_field;
+  r.extra.insert(r.extra.end(), {
+      reduce::text_field("mode", t.mode),
+      number_field("gpus", t.gpus),
+      number_field("n_per_gpu", static_cast<double>(t.n_per_gpu)),
+      number_field("shard_min", static_cast<double>(t.shard_min)),
+      number_field("shard_max", static_cast<double>(t.shard_max)),
+      number_field("collective_ms", t.collective_ms.median),
+      number_field("collective_min_ms", t.collective_ms.min),
+      number_field("collective_max_ms", t.collective_ms.max),
+      number_field("collective_share", collective_share(r, t)),
+      number_field("single_gpu_ms", t.single_gpu_ms),
+      number_field("speedup_vs_single_gpu", speedup(r, t)),
+      bool_field("single_gpu_correct", t.single_gpu_correct),
+      bool_field("gpus_agree", t.gpus_agree),
+      reduce::text_field("nccl_version", nccl_version_string(t.nccl_version)),
+  });
 }
 
 }  // namespace multigpu

@@ -1,5 +1,5 @@
 // The CPU side of step 14 (no CUDA, no NCCL, so the CPU tests run everywhere): how the array is cut
-// into shards, the command line, and the report of one run.
+// into shards, the step's own options, and its own fields of the record.
 #pragma once
 
 #include <cstdint>
@@ -23,58 +23,50 @@ Shard shard_of(std::int64_t n, int ranks, int rank);
 
 constexpr int kMaxGpus = 1024;
 
-// Options of 14_multi_gpu. The ones every step has (--n, --iters, --warmup, --block, --seed,
-// --pattern, --format) are parsed by reduce::parse_options, so they read and fail alike.
-struct Options {
-  reduce::Options common;
-  int gpus = 0;                     // --gpus: 0 means every visible GPU (under mpirun: the ranks)
-  bool per_gpu = false;             // --per-gpu: --n counts elements per GPU (weak scaling)
+// This step's standard experiment: 2^30 floats (4.3 GB) in all, so that each GPU's shard is large
+// enough that the collective, whose cost does not depend on n, is a small share of the time.
+constexpr std::int64_t kDefaultN = std::int64_t{1} << 30;
+
+// What 14 adds to the common command line (--gpus, --per-gpu, --sweep, --single-gpu), its --help
+// text, and its --n default. mpi: the one-process-per-GPU build; default_block: step 10's own.
+reduce::OptionSpec option_spec(bool mpi, int default_block);
+
+// What the parser cannot check: --device is refused (the step chooses its GPUs), --n and --sweep
+// exclude each other, and under MPI --gpus must equal the ranks. Throws reduce::UsageError.
+void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks = 1);
+
+// 14's own options, read from reduce::Options::extra.
+struct Plan {
+  int gpus = 0;                        // --gpus: 0 means every visible GPU (under mpirun: the ranks)
+  bool per_gpu = false;                // --per-gpu: --n counts elements per GPU (weak scaling)
   int sweep_from = -1, sweep_to = -1;  // --sweep A:B: n = 2^A ... 2^B in one process
-  bool single_gpu = false;          // --single-gpu: also time step 10 alone on one GPU over the whole array
+  bool single_gpu = false;             // --single-gpu: also time step 10 alone on one GPU
 };
+Plan plan_of(const reduce::Options& opt);
 
-// Throws reduce::UsageError with a one-line message.
-Options parse_options(const std::vector<std::string>& args);
-Options parse_options(int argc, const char* const* argv);
-std::string usage(const char* program, bool mpi, int default_block);
+// The total element counts this invocation runs, in order: one (n), or one per size of the sweep.
+// `gpus` is the resolved number of GPUs (--per-gpu multiplies by it). Throws reduce::UsageError past 2^36.
+std::vector<std::int64_t> sizes(const Plan& plan, std::int64_t n, int gpus);
 
-// The total element counts this invocation runs, in order: one, or one per size of the sweep.
-// `gpus` is the resolved number of GPUs (--per-gpu multiplies by it).
-std::vector<std::int64_t> sizes(const Options& opt, int gpus);
-
-// One run's measurements and checks: one JSON record, or a few lines of text.
-struct Record {
-  std::string mode;               // "single_process" or "mpi"
+// What one size's run measured beyond the common record.
+struct TeamFields {
+  std::string mode;                 // "single_process" or "mpi"
   int gpus = 0;
-  std::int64_t n = 0;
-  std::int64_t n_per_gpu = 0;     // with --per-gpu, else 0
+  std::int64_t n_per_gpu = 0;       // with --per-gpu, else 0
   std::int64_t shard_min = 0, shard_max = 0;
-  reduce::Pattern pattern = reduce::Pattern::uniform;
-  std::uint64_t seed = 0;
-  int block = 0, iters = 0, warmup = 0;
-  reduce::Summary ms;             // end to end: cold L2 on every GPU, to the total on every GPU
-  reduce::Summary collective_ms;  // the all-gather of the partials plus the add in rank order, alone
-  double single_gpu_ms = 0.0;     // step 10 alone on one GPU over the whole array; 0: not measured
-  double result = 0.0, reference = 0.0, abs_error = 0.0, tolerance = 0.0;
-  bool exact_check = false;
-  int runs_correct = 0, runs_total = 0;
-  bool runs_identical = false;    // every run's total bitwise the same
-  bool gpus_agree = false;        // every GPU holds the same bits
-  bool single_gpu_correct = true; // the single-GPU baseline's results, when measured
-  bool input_unchanged = false;
-  bool passed = false;
-  std::string device;             // the first GPU's name
-  int cuda_runtime = 0, cuda_driver = 0, nccl_version = 0;
+  reduce::Summary collective_ms;    // the all-gather of the partials plus the add in rank order, alone
+  double single_gpu_ms = 0.0;       // step 10 alone on one GPU over the whole array (median); 0: not measured
+  bool single_gpu_correct = true;   // that baseline's results, when measured
+  bool gpus_agree = false;          // every GPU (every process) holds the same bits
+  int nccl_version = 0;             // ncclGetVersion's code
 };
 
-// Bytes read over the median time, decimal GB/s; the collective's share of the median; the
-// single-GPU time over this one (0 when not measured).
-double gbps(const Record& r);
-double collective_share(const Record& r);
-double speedup(const Record& r);
+// Appends 14's fields to r.extra, in a fixed order (a sweep's csv has one header), and sets
+// r.pct_peak against the N GPUs' summed theoretical peak. Call after reduce::derive_rates(r).
+void add_team_fields(reduce::Report& r, const TeamFields& t);
 
-std::string format_json(const Record& r);
-std::string format_text(const Record& r);
-std::string nccl_version_string(int code);  // 22803 -> "2.28.3"
+double collective_share(const reduce::Report& r, const TeamFields& t);  // collective median / end-to-end median
+double speedup(const reduce::Report& r, const TeamFields& t);           // single_gpu_ms / median (0: not measured)
+std::string nccl_version_string(int code);                              // 22803 -> "2.28.3"
 
 }  // namespace multigpu

@@ -1,6 +1,7 @@
 #include "team.cuh"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <utility>
@@ -61,14 +62,9 @@ reduce::Reference upload(float* dst, std::int64_t first, std::int64_t count, red
   return ref;
 }
 
-void ensure_memory(const reduce::DeviceInfo& device, std::size_t needed) {
-  std::size_t free_bytes = 0, total_bytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (needed > free_bytes)
-    throw reduce::NoUsableDevice("GPU " + std::to_string(device.ordinal) + " needs " + std::to_string(needed / 1000000) +
-                                 " MB for its part and has " + std::to_string(free_bytes / 1000000) +
-                                 " MB free; use a smaller --n or more GPUs");
-}
+// Before the first NCCL call of the process (NCCL reads its environment once): NVLS off unless the
+// environment already chose (team.cuh says why).
+void nvls_off_unless_chosen() { setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0); }
 
 double elapsed_ms(const reduce::Event& start, const reduce::Event& stop) {
   float ms = 0.0f;
@@ -81,7 +77,7 @@ double elapsed_ms(const reduce::Event& start, const reduce::Event& stop) {
 int shard_step_default_block() { return kShardStep.default_block; }
 
 void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int line) {
-  throw NcclError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+  throw NcclError(std::string("NCCL: ") + call + " failed at " + file + ":" + std::to_string(line) + ": " +
                   ncclGetErrorString(code) + " (" + ncclGetLastError(nullptr) + ")");
 }
 
@@ -99,9 +95,15 @@ struct Team::Member {
   }
   void use() const { CUDA_CHECK(cudaSetDevice(device.ordinal)); }
 
-  // Step 10 on `count` floats at `in` into *out, on this GPU's stream.
-  void reduce_shard(const float* in, std::int64_t count, float* out) const {
-    CUDA_CHECK(kShardStep.launch(in, count, out, reduce::Scratch{scratch.get(), scratch.bytes()}, cfg, stream.get()));
+  // Step 10 on `count` floats at `in` into *out, on this GPU's stream; its launch shape into *shape
+  // when given.
+  cudaError_t launch(const float* in, std::int64_t count, float* out, reduce::LaunchShape* shape = nullptr) const {
+    reduce::LaunchConfig c = cfg;
+    c.shape = shape;
+    return kShardStep.launch(in, count, out, reduce::Scratch{scratch.get(), scratch.bytes()}, c, stream.get());
+  }
+  void reduce_shard(const float* in, std::int64_t count, float* out, reduce::LaunchShape* shape = nullptr) const {
+    CUDA_CHECK(launch(in, count, out, shape));
     CUDA_CHECK(cudaGetLastError());
   }
 
@@ -118,6 +120,7 @@ struct Team::Member {
   std::int64_t begin = 0, count = 0;
   reduce::DeviceBuffer<float> whole;     // the whole array, for single_gpu() when there are several ranks
   bool whole_loaded = false;
+  reduce::LaunchShape shape;             // step 10's launch on the shard, from the last run()
 };
 
 Team::Team(int ranks, int block) : ranks_(ranks), block_(block) {}
@@ -142,6 +145,7 @@ Team::~Team() {
 }
 
 Team Team::all_local(int gpus, int block) {
+  nvls_off_unless_chosen();
   Team team(gpus, block);
   for (int d = 0; d < gpus; ++d) team.members_.push_back(std::make_unique<Member>(d, d, gpus, block));
   std::vector<ncclComm_t> comms(gpus);
@@ -153,6 +157,7 @@ Team Team::all_local(int gpus, int block) {
 }
 
 Team Team::one_rank(int device, int ranks, int rank, const ncclUniqueId& id, int block) {
+  nvls_off_unless_chosen();
   Team team(ranks, block);
   team.members_.push_back(std::make_unique<Member>(rank, device, ranks, block));
   team.members_[0]->use();
@@ -161,6 +166,7 @@ Team Team::one_rank(int device, int ranks, int rank, const ncclUniqueId& id, int
 }
 
 const reduce::DeviceInfo& Team::first_device() const { return members_.front()->device; }
+const reduce::LaunchShape& Team::shard_shape() const { return members_.front()->shape; }
 
 std::vector<reduce::Reference> Team::load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, bool single_gpu) {
   n_ = n;
@@ -176,7 +182,7 @@ std::vector<reduce::Reference> Team::load(std::int64_t n, reduce::Pattern p, std
     m->scratch = reduce::DeviceBuffer<unsigned char>();
     m->whole_loaded = false;
     const bool whole_here = single_gpu && ranks_ > 1 && m.get() == members_.front().get();
-    ensure_memory(m->device, (s.count + (whole_here ? n : 0)) * sizeof(float) + (std::size_t{512} << 20));
+    reduce::ensure_device_memory((s.count + (whole_here ? n : 0)) * sizeof(float) + (std::size_t{512} << 20));
     m->shard = reduce::DeviceBuffer<float>(s.count);
     if (whole_here) m->whole = reduce::DeviceBuffer<float>(n);
     // Scratch for the longest reduction this GPU runs, zero-filled as step.cuh asks.
@@ -237,6 +243,7 @@ Timings Team::run(int warmup, int iters) {
   };
 
   std::vector<float*> out(k);
+  for (auto& m : members_) m->shape = reduce::LaunchShape{};
   for (int r = 0; r < runs; ++r) {
     const bool timed = r >= warmup;
     if (timed)
@@ -249,7 +256,7 @@ Timings Team::run(int warmup, int iters) {
     for (std::size_t i = 0; i < k; ++i) {
       Member& m = *members_[i];
       m.use();
-      m.reduce_shard(m.shard.get(), m.count, m.partials.get() + m.rank);
+      m.reduce_shard(m.shard.get(), m.count, m.partials.get() + m.rank, r == 0 ? &m.shape : nullptr);
       out[i] = results[i].get() + r;
     }
     combine(out.data());
@@ -286,7 +293,7 @@ Timings Team::run(int warmup, int iters) {
   return timings;
 }
 
-Timings Team::single_gpu(int warmup, int iters) {
+reduce::Runs<float> Team::single_gpu(int warmup, int iters) {
   Member& m = *members_.front();
   m.use();
   const float* in = m.shard.get();
@@ -299,26 +306,8 @@ Timings Team::single_gpu(int warmup, int iters) {
     }
     in = m.whole.get();
   }
-  const int runs = warmup + iters;
-  reduce::DeviceBuffer<float> results(runs);
-  CUDA_CHECK(cudaMemset(results.get(), 0xFF, results.bytes()));
-  std::vector<reduce::Event> start(iters), stop(iters);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  for (int r = 0; r < runs; ++r) {
-    const bool timed = r >= warmup;
-    if (timed) {
-      m.flusher.flush(m.stream.get());
-      CUDA_CHECK(cudaEventRecord(start[r - warmup].get(), m.stream.get()));
-    }
-    m.reduce_shard(in, n_, results.get() + r);
-    if (timed) CUDA_CHECK(cudaEventRecord(stop[r - warmup].get(), m.stream.get()));
-  }
-  CUDA_CHECK(cudaStreamSynchronize(m.stream.get()));
-  Timings timings;
-  for (int t = 0; t < iters; ++t) timings.ms.push_back(elapsed_ms(start[t], stop[t]));
-  timings.results.resize(runs);
-  CUDA_CHECK(cudaMemcpy(timings.results.data(), results.get(), results.bytes(), cudaMemcpyDeviceToHost));
-  return timings;
+  return reduce::run_slots<float>(warmup, iters, 1, m.flusher, m.stream.get(),
+                                  [&](float* out, int) { return m.launch(in, n_, out); });
 }
 
 bool Team::input_unchanged() const {

@@ -19,14 +19,17 @@
 #include <vector>
 
 #include "device.cuh"
+#include "harness.cuh"
 #include "input.hpp"
 #include "options.hpp"
 
 namespace multigpu {
 
-class NcclError : public std::runtime_error {
+// A failed NCCL call. A CudaError (of no particular CUDA code), so that the harness's one exit-code
+// mapping (reduce::guarded_main) reports it in one line and exits 1, as it does a CUDA error.
+class NcclError : public reduce::CudaError {
  public:
-  using std::runtime_error::runtime_error;
+  explicit NcclError(const std::string& what) : reduce::CudaError(cudaErrorUnknown, what) {}
 };
 
 [[noreturn]] void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int line);
@@ -41,7 +44,7 @@ class NcclError : public std::runtime_error {
 // Threads per block of the kernel every shard runs (step 10's Step::default_block), when --block is not given.
 int shard_step_default_block();
 
-// What one call of Team::run or Team::single_gpu saw on this process's GPUs.
+// What one call of Team::run saw on this process's GPUs.
 struct Timings {
   std::vector<double> ms;          // per timed run: the slowest local GPU, from the start to its total
   std::vector<double> collective_ms;  // per timed collective-only run (run only), the same way
@@ -51,6 +54,10 @@ struct Timings {
 
 class Team {
  public:
+  // Both factories turn NVLink multicast (NVLS) off unless the environment already says otherwise
+  // (NCCL_NVLS_ENABLE): these collectives move N floats, which multicast does not speed up, and NCCL
+  // would reserve memory on every GPU for it; on shared machines it is also known to put GPUs out of
+  // service. So every run and test of this step has it off, however it was started.
   // One process, every GPU: ranks 0 .. gpus-1 on devices 0 .. gpus-1 (ncclCommInitAll).
   static Team all_local(int gpus, int block);
   // One rank of a team of `ranks` processes, on `device` (ncclCommInitRank with the id rank 0 made).
@@ -73,9 +80,14 @@ class Team {
   Timings run(int warmup, int iters);
 
   // Step 10 alone on the first local GPU over the whole loaded array (the baseline the speedup is
-  // measured against), timed the same way. With one rank the shard is the whole array; otherwise the
-  // array is uploaded to that GPU first (load() with single_gpu = true kept room for it).
-  Timings single_gpu(int warmup, int iters);
+  // measured against), timed by the harness's own loop (reduce::run_slots: cold L2, events around each
+  // run, every run's result kept). With one rank the shard is the whole array; otherwise the array is
+  // uploaded to that GPU first (load() with single_gpu = true kept room for it).
+  reduce::Runs<float> single_gpu(int warmup, int iters);
+
+  // Step 10's launch on the first local GPU's shard in the last run(): its grid, block and kernels.
+  const reduce::LaunchShape& shard_shape() const;
+  int block() const { return block_; }
 
   // Every local shard still holds the values load() put there.
   bool input_unchanged() const;

@@ -1,6 +1,7 @@
-// Step 14's CPU side: how the array is cut into shards, the command line, the JSON record.
+// Step 14's CPU side: how the array is cut into shards, the command line, the record's fields.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -45,11 +46,17 @@ TEST(MultiGpuShards, FewerElementsThanRanksLeavesSomeShardsEmpty) {
   EXPECT_EQ(shard_of(5, 4, 3).count, 2);  // floor(r n / N): the last shard takes the extra element
 }
 
-multigpu::Options parse(std::vector<std::string> args) { return multigpu::parse_options(args); }
+// The command line as 14_multi_gpu reads it: the harness's parser with this step's spec, then the
+// step's own check (step 10's block, 512, as the default block).
+reduce::Options parse(const std::vector<std::string>& args, bool mpi = false, int ranks = 1) {
+  const reduce::Options o = reduce::parse_options(args, multigpu::option_spec(mpi, 512));
+  multigpu::check_options(o, mpi, ranks);
+  return o;
+}
 
-std::string usage_error(std::vector<std::string> args) {
+std::string usage_error(const std::vector<std::string>& args, bool mpi = false, int ranks = 1) {
   try {
-    multigpu::parse_options(args);
+    parse(args, mpi, ranks);
   } catch (const reduce::UsageError& e) {
     return e.what();
   }
@@ -57,30 +64,41 @@ std::string usage_error(std::vector<std::string> args) {
 }
 
 TEST(MultiGpuOptions, Defaults) {
-  const multigpu::Options o = parse({});
-  EXPECT_EQ(o.gpus, 0);
-  EXPECT_EQ(o.common.n, std::int64_t{1} << 30);
-  EXPECT_FALSE(o.per_gpu);
-  EXPECT_FALSE(o.single_gpu);
-  EXPECT_EQ(multigpu::sizes(o, 4), std::vector<std::int64_t>{std::int64_t{1} << 30});
+  const reduce::Options o = parse({});
+  const multigpu::Plan p = multigpu::plan_of(o);
+  EXPECT_EQ(p.gpus, 0);
+  EXPECT_EQ(o.n, std::int64_t{1} << 30);
+  EXPECT_EQ(o.block, 512);
+  EXPECT_FALSE(p.per_gpu);
+  EXPECT_FALSE(p.single_gpu);
+  EXPECT_EQ(multigpu::sizes(p, o.n, 4), std::vector<std::int64_t>{std::int64_t{1} << 30});
 }
 
 TEST(MultiGpuOptions, OwnAndCommonOptionsTogether) {
-  const multigpu::Options o =
-      parse({"--gpus", "4", "--n=2^20", "--per-gpu", "--single-gpu", "--pattern", "int", "--format", "json", "--iters=7"});
-  EXPECT_EQ(o.gpus, 4);
-  EXPECT_TRUE(o.per_gpu);
-  EXPECT_TRUE(o.single_gpu);
-  EXPECT_EQ(o.common.iters, 7);
-  EXPECT_EQ(o.common.pattern, reduce::Pattern::integers);
-  EXPECT_EQ(multigpu::sizes(o, 4), std::vector<std::int64_t>{std::int64_t{4} << 20});
+  const reduce::Options o = parse({"--gpus", "4", "--n=2^20", "--per-gpu", "--single-gpu", "--pattern", "int",
+                                   "--format", "json", "--iters=7", "--block", "256"});
+  const multigpu::Plan p = multigpu::plan_of(o);
+  EXPECT_EQ(p.gpus, 4);
+  EXPECT_TRUE(p.per_gpu);
+  EXPECT_TRUE(p.single_gpu);
+  EXPECT_EQ(o.iters, 7);
+  EXPECT_EQ(o.block, 256);
+  EXPECT_EQ(o.pattern, reduce::Pattern::integers);
+  EXPECT_EQ(multigpu::sizes(p, o.n, 4), std::vector<std::int64_t>{std::int64_t{4} << 20});
+}
+
+// The progression's options keep their meaning here: csv records, the CPU yardsticks' runs.
+TEST(MultiGpuOptions, CsvAndCpuRunsAreAccepted) {
+  EXPECT_EQ(parse({"--format", "csv"}).format, reduce::Format::csv);
+  EXPECT_EQ(parse({"--cpu-runs", "0"}).cpu_runs, 0);
+  EXPECT_EQ(parse({"--cpu-runs=2"}).cpu_runs, 2);
 }
 
 TEST(MultiGpuOptions, SweepGivesOneSizePerPower) {
-  const multigpu::Options o = parse({"--sweep", "16:18"});
-  EXPECT_EQ(multigpu::sizes(o, 2), (std::vector<std::int64_t>{1 << 16, 1 << 17, 1 << 18}));
-  const multigpu::Options w = parse({"--sweep=3:3", "--per-gpu"});
-  EXPECT_EQ(multigpu::sizes(w, 3), std::vector<std::int64_t>{24});
+  const reduce::Options o = parse({"--sweep", "16:18"});
+  EXPECT_EQ(multigpu::sizes(multigpu::plan_of(o), o.n, 2), (std::vector<std::int64_t>{1 << 16, 1 << 17, 1 << 18}));
+  const reduce::Options w = parse({"--sweep=3:3", "--per-gpu"});
+  EXPECT_EQ(multigpu::sizes(multigpu::plan_of(w), w.n, 3), std::vector<std::int64_t>{24});
 }
 
 TEST(MultiGpuOptions, ErrorsNameTheOption) {
@@ -89,45 +107,114 @@ TEST(MultiGpuOptions, ErrorsNameTheOption) {
   EXPECT_NE(usage_error({"--gpus", "-1"}).find("--gpus"), std::string::npos);
   EXPECT_NE(usage_error({"--gpus", "1025"}).find("--gpus"), std::string::npos);
   EXPECT_NE(usage_error({"--gpus"}).find("--gpus"), std::string::npos);
+  EXPECT_NE(usage_error({"--gpus", "1", "--gpus", "2"}).find("given twice"), std::string::npos);
   EXPECT_NE(usage_error({"--sweep", "20"}).find("--sweep"), std::string::npos);
   EXPECT_NE(usage_error({"--sweep", "20:10"}).find("--sweep"), std::string::npos);
   EXPECT_NE(usage_error({"--sweep", "10:40"}).find("--sweep"), std::string::npos);
+  EXPECT_NE(usage_error({"--sweep", ":12"}).find("--sweep"), std::string::npos);
   EXPECT_NE(usage_error({"--sweep", "10:12", "--n", "5"}).find("--sweep"), std::string::npos);
   EXPECT_NE(usage_error({"--per-gpu=1"}).find("--per-gpu"), std::string::npos);
-  EXPECT_NE(usage_error({"--format", "csv"}).find("--format"), std::string::npos);
-  EXPECT_NE(usage_error({"--device", "1"}).find("--device"), std::string::npos);
-  EXPECT_NE(usage_error({"--cpu-runs", "1"}).find("--cpu-runs"), std::string::npos);
+  EXPECT_NE(usage_error({"--single-gpu=yes"}).find("--single-gpu"), std::string::npos);
+  EXPECT_NE(usage_error({"--format", "xml"}).find("--format"), std::string::npos);
+  EXPECT_NE(usage_error({"--cpu-runs", "-1"}).find("--cpu-runs"), std::string::npos);
   EXPECT_NE(usage_error({"--frobnicate"}).find("--frobnicate"), std::string::npos);
   EXPECT_NE(usage_error({"--n", "abc"}).find("--n"), std::string::npos);
 }
 
-TEST(MultiGpuOptions, PerGpuCountOverTheLimitIsRefused) {
-  const multigpu::Options o = parse({"--n", "2^36", "--per-gpu"});
-  EXPECT_THROW(multigpu::sizes(o, 2), reduce::UsageError);
+// --device is refused with the reason, whatever its value: the step chooses its GPUs itself.
+TEST(MultiGpuOptions, DeviceIsRefusedWithTheReason) {
+  for (const char* v : {"0", "1"}) {
+    const std::string e = usage_error({"--device", v});
+    EXPECT_NE(e.find("--device"), std::string::npos) << e;
+    EXPECT_NE(e.find("GPUs 0 .. N-1"), std::string::npos) << e;
+  }
+  EXPECT_NE(usage_error({"--device", "0"}, /*mpi=*/true, 2).find("rank r uses the r-th GPU"), std::string::npos);
 }
 
-TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
-  multigpu::Record r;
-  r.mode = "mpi";
-  r.gpus = 2;
+TEST(MultiGpuOptions, UnderMpiGpusMustEqualTheRanks) {
+  EXPECT_EQ(usage_error({"--gpus", "2"}, true, 2), "(accepted)");
+  EXPECT_NE(usage_error({"--gpus", "3"}, true, 2).find("MPI ranks"), std::string::npos);
+}
+
+TEST(MultiGpuOptions, PerGpuCountOverTheLimitIsRefused) {
+  const reduce::Options o = parse({"--n", "2^36", "--per-gpu"});
+  EXPECT_THROW(multigpu::sizes(multigpu::plan_of(o), o.n, 2), reduce::UsageError);
+  // Where --gpus says how many, before any GPU is touched.
+  EXPECT_NE(usage_error({"--gpus", "2", "--n", "2^36", "--per-gpu"}).find("2^36"), std::string::npos);
+}
+
+// --help: the harness's sections, this step's title, defaults and options; never a path from argv.
+TEST(MultiGpuOptions, HelpHasTheSectionsAndTheDefaults) {
+  const std::string h = reduce::usage("14_multi_gpu", "one array over several GPUs", multigpu::option_spec(false, 512));
+  for (const char* part : {"14_multi_gpu: one array over several GPUs\n", "usage: 14_multi_gpu [options]", "[2^30]",
+                           "--gpus N", "--per-gpu", "--sweep A:B", "--single-gpu", "[512]", "--cpu-runs",
+                           "--device is refused", "Exit codes"})
+    EXPECT_NE(h.find(part), std::string::npos) << part << " not in\n" << h;
+}
+
+reduce::Report made_up_record() {
+  reduce::Report r;
+  r.step = "14_multi_gpu";
+  r.device.name = "GPU";
+  r.device.peak_gbps = 1000.0;
+  r.device.runtime_version = 13000;
+  r.device.driver_version = 13000;
   r.n = 1000;
   r.ms = {2.0, 1.5, 3.0};
-  r.collective_ms = {0.05, 0.04, 0.06};
-  r.nccl_version = 22803;
   r.passed = true;
-  const std::string j = multigpu::format_json(r);
+  reduce::derive_rates(r);
+  return r;
+}
+
+multigpu::TeamFields made_up_fields() {
+  multigpu::TeamFields t;
+  t.mode = "mpi";
+  t.gpus = 2;
+  t.collective_ms = {0.05, 0.04, 0.06};
+  t.nccl_version = 22803;
+  t.gpus_agree = true;
+  return t;
+}
+
+// The fields the scripts read, with the types of every step's record (cuda_runtime a string).
+TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
+  reduce::Report r = made_up_record();
+  multigpu::add_team_fields(r, made_up_fields());
+  const std::string j = reduce::format_json(r);
   for (const char* field : {"\"step\": \"14_multi_gpu\"", "\"mode\": \"mpi\"", "\"gpus\": 2", "\"n\": 1000",
-                            "\"median_ms\": 2", "\"min_ms\": 1.5", "\"max_ms\": 3", "\"gbps\": ", "\"collective_ms\": 0.05",
-                            "\"collective_share\": 0.025", "\"single_gpu_ms\": null", "\"passed\": true", "\"device\": ",
-                            "\"cuda_runtime\": ", "\"cuda_driver\": ", "\"nccl_version\": \"2.28.3\""})
+                            "\"median_ms\": 2", "\"min_ms\": 1.5", "\"max_ms\": 3", "\"gbps\": ",
+                            "\"collective_ms\": 0.05", "\"collective_min_ms\": 0.04", "\"collective_share\": 0.025",
+                            "\"single_gpu_ms\": 0", "\"speedup_vs_single_gpu\": 0", "\"gpus_agree\": true",
+                            "\"passed\": true", "\"device\": \"GPU\"", "\"cuda_runtime\": \"13.0\"",
+                            "\"cuda_driver\": \"13.0\"", "\"nccl_version\": \"2.28.3\""})
     EXPECT_NE(j.find(field), std::string::npos) << field << " not in " << j;
-  r.single_gpu_ms = 4.0;
-  EXPECT_NE(multigpu::format_json(r).find("\"speedup_vs_single_gpu\": 2"), std::string::npos);
-  EXPECT_DOUBLE_EQ(multigpu::gbps(r), 1000 * 4.0 / 2e-3 / 1e9);
-  const std::string t = multigpu::format_text(r);
-  EXPECT_NE(t.find("one process per GPU, MPI"), std::string::npos) << t;
-  EXPECT_NE(t.find("speedup 2.00x"), std::string::npos) << t;
-  EXPECT_EQ(t.substr(t.size() - 5), "PASS\n") << t;
+  EXPECT_DOUBLE_EQ(r.gbps, 1000 * 4.0 / 2e-3 / 1e9);
+  EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 2000.0);  // of both GPUs' peak
+
+  reduce::Report with_baseline = made_up_record();
+  multigpu::TeamFields t = made_up_fields();
+  t.single_gpu_ms = 4.0;
+  multigpu::add_team_fields(with_baseline, t);
+  EXPECT_NE(reduce::format_json(with_baseline).find("\"speedup_vs_single_gpu\": 2"), std::string::npos);
+  const std::string text = reduce::format_text(with_baseline);
+  EXPECT_NE(text.find("speedup_vs_single_gpu 2"), std::string::npos) << text;
+  EXPECT_EQ(text.substr(text.size() - 5), "PASS\n") << text;
+}
+
+// csv: the header names 14's fields after the common ones, and a record has as many columns.
+TEST(MultiGpuRecord, CsvHeaderAndLineAgree) {
+  reduce::Report r = made_up_record();
+  multigpu::add_team_fields(r, made_up_fields());
+  const std::string header = reduce::csv_header(r), line = reduce::format_csv(r);
+  EXPECT_EQ(header.rfind(reduce::csv_header(), 0), 0u) << "the common columns first";
+  for (const char* column : {",mode,gpus,n_per_gpu,shard_min,shard_max,collective_ms,", ",nccl_version"})
+    EXPECT_NE(header.find(column), std::string::npos) << column << " not in " << header;
+  EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(line.begin(), line.end(), ','));
+}
+
+TEST(MultiGpuRecord, NcclVersionString) {
+  EXPECT_EQ(multigpu::nccl_version_string(22803), "2.28.3");
+  EXPECT_EQ(multigpu::nccl_version_string(21903), "2.19.3");
 }
 
 }  // namespace

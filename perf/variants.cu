@@ -7,12 +7,17 @@
 //             number Little's law needs (bytes in flight = bandwidth x latency)
 //   tiles     the read-only one-tile-per-block kernel (perf/read_ceiling.cu) at every block size and
 //             number of float4 loads per thread: what step 10 and the read ceiling choose from
+//   ablation  what makes step 10 faster than step 09: its tile layout, its tile-sized grid and its
+//             512 threads, each changed alone, at sizes from 2^16 to 2^30, every run checked exactly
 //   perf_variants SET [log2 n ...]
+#include <cuda/atomic>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +25,14 @@
 #include "harness.cuh"
 #include "input.hpp"
 #include "read_tiles.cuh"
+#include "step.cuh"
+
+namespace step09 {
+extern const reduce::Step kStep;
+}
+namespace step10 {
+extern const reduce::Step kStep;
+}
 
 namespace {
 
@@ -145,14 +158,217 @@ void set_tiles(const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaStr
   }
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Set ablation. Step 10 differs from step 09 in three ways at once: the body is read in tiles (a
+// block's Block x 4 float4s contiguous, all four loads issued before the first add) instead of
+// grid-stride; the grid is sized in tiles (n / (16 Block) blocks, not n / (4 Block), both capped
+// at the resident grid); and it runs 512 threads, not 256. Each row below changes one of them:
+// b, c and d from step 09 (row a), e from step 10 (row f). Rows a, c, e and f run the steps' own
+// launchers; b and d need a kernel the steps do not have, so abl::reduce below is steps 09 and 10's
+// kernel in one (Tiled picks the loop), and rows a2 and f2 run it in the steps' own shapes, to show
+// that the copy times like the step it copies.
+namespace abl {
+
+using Slot = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
+constexpr unsigned long long kFull = 1ull << 32;
+constexpr int kLoads = 4;  // step 10's kLoadsInFlight
+
+__device__ float warp_sum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+template <unsigned Block>
+__device__ float block_sum(float v) {
+  constexpr unsigned kWarps = Block / 32;
+  __shared__ float warp_sums[kWarps];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warp_sum(v);
+  if constexpr (kWarps == 1) return v;
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (warp == 0) v = warp_sum(lane < kWarps ? warp_sums[lane] : 0.0f);
+  return v;
+}
+
+// Step 09's thread_sum (Tiled false) or step 10's (Tiled true), line for line.
+template <unsigned Block, bool Tiled>
+__device__ float thread_sum(const float* in, std::int64_t n) {
+  const auto misalignment = reinterpret_cast<std::uintptr_t>(in) % 16;
+  const std::int64_t unaligned = misalignment ? (16 - misalignment) / 4 : 0;
+  const std::int64_t head = n < unaligned ? n : unaligned;
+  const float4* body = reinterpret_cast<const float4*>(in + head);
+  const std::int64_t vectors = (n - head) / 4;
+  const std::int64_t tail = head + 4 * vectors;
+  float sum = 0.0f;
+  if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
+  if (blockIdx.x == 0 && threadIdx.x < n - tail) sum += in[tail + threadIdx.x];
+  if constexpr (!Tiled) {
+    const std::int64_t stride = std::int64_t{gridDim.x} * Block;
+    for (std::int64_t i = std::int64_t{blockIdx.x} * Block + threadIdx.x; i < vectors; i += stride) {
+      const float4 x = body[i];
+      sum += (x.x + x.y) + (x.z + x.w);
+    }
+  } else {
+    constexpr std::int64_t kTile = std::int64_t{Block} * kLoads;
+    for (std::int64_t base = blockIdx.x * kTile; base < vectors; base += kTile * gridDim.x) {
+      float4 x[kLoads];
+#pragma unroll
+      for (int k = 0; k < kLoads; ++k) {
+        const std::int64_t v = base + k * Block + threadIdx.x;
+        x[k] = v < vectors ? body[v] : float4{0.0f, 0.0f, 0.0f, 0.0f};
+      }
+#pragma unroll
+      for (int k = 0; k < kLoads; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);
+    }
+  }
+  return sum;
+}
+
+// The steps' kernel: every block hands its sum to block 0 through a flagged slot.
+template <unsigned Block, bool Tiled>
+__global__ void reduce(const float* in, std::int64_t n, unsigned long long* slots, float* out) {
+  const float sum_of_block = block_sum<Block>(thread_sum<Block, Tiled>(in, n));
+  if (blockIdx.x != 0) {
+    if (threadIdx.x == 0) Slot(slots[blockIdx.x]).store(kFull | __float_as_uint(sum_of_block), cuda::memory_order_relaxed);
+    return;
+  }
+  float v = threadIdx.x == 0 ? sum_of_block : 0.0f;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += Block) {
+    if (b == 0) continue;
+    unsigned long long w;
+    while (!((w = Slot(slots[b]).load(cuda::memory_order_relaxed)) & kFull)) {
+    }
+    v += __uint_as_float(static_cast<unsigned>(w));
+    Slot(slots[b]).store(0, cuda::memory_order_relaxed);
+  }
+  __syncthreads();
+  const float total = block_sum<Block>(v);
+  if (threadIdx.x == 0) *out = total;
+}
+
+// One cooperative launch of abl::reduce with ceil(n / floats_per_block) blocks, at least one and at
+// most the resident grid (occupancy API x SM count), as the steps size theirs.
+template <unsigned Block, bool Tiled>
+cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
+                   const reduce::LaunchConfig& cfg, cudaStream_t stream, std::int64_t floats_per_block) {
+  static int per_sm = 0;
+  if (per_sm == 0) CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce<Block, Tiled>, Block, 0));
+  const int blocks = static_cast<int>(
+      std::clamp<std::int64_t>(reduce::ceil_div(n, floats_per_block), 1, std::int64_t{per_sm} * cfg.sm_count));
+  auto* slots = static_cast<unsigned long long*>(scratch.data);
+  void* args[] = {&in, &n, &slots, &out};
+  CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce<Block, Tiled>), blocks, Block, args, 0, stream));
+  reduce::record_launch(cfg, blocks, Block);
+  return cudaSuccess;
+}
+
+}  // namespace abl
+
+// One row of the set: a launcher with the step launcher's shape, and what it changes.
+struct AblationRow {
+  const char* id;
+  const char* name;
+  const char* layout;  // "stride" (step 09) or "tiles" (step 10)
+  int block;
+  const char* grid_rule;  // n / (4 Block) (step 09) or n / (16 Block) (step 10)
+  std::function<cudaError_t(const float*, std::int64_t, float*, reduce::Scratch, const reduce::LaunchConfig&, cudaStream_t)> launch;
+};
+
+std::vector<AblationRow> ablation_rows() {
+  using namespace std::placeholders;
+  return {
+      {"a", "09_as_is", "stride", 256, "n/4B", step09::kStep.launch},
+      {"a2", "09_copy", "stride", 256, "n/4B", std::bind(abl::launch<256, false>, _1, _2, _3, _4, _5, _6, 4 * 256)},
+      {"b", "09+grid_of_10", "stride", 256, "n/16B", std::bind(abl::launch<256, false>, _1, _2, _3, _4, _5, _6, 16 * 256)},
+      {"c", "09+512_threads", "stride", 512, "n/4B", step09::kStep.launch},
+      {"d", "09+tiles_of_10", "tiles", 256, "n/4B", std::bind(abl::launch<256, true>, _1, _2, _3, _4, _5, _6, 4 * 256)},
+      {"e", "10+256_threads", "tiles", 256, "n/16B", step10::kStep.launch},
+      {"f2", "10_copy", "tiles", 512, "n/16B", std::bind(abl::launch<512, true>, _1, _2, _3, _4, _5, _6, 16 * 512)},
+      {"f", "10_as_is", "tiles", 512, "n/16B", step10::kStep.launch},
+  };
+}
+
+// Each size: kRounds rounds, each running every row kIters times after kWarmup (the rows interleaved,
+// so a drift of the GPU's speed during the set falls on all rows alike); every run's result is checked
+// exactly (pattern int) and must be bitwise the same as the row's first.
+void set_ablation(const std::vector<int>& logs, const reduce::DeviceInfo& device, reduce::L2Flusher& flusher,
+                  cudaStream_t stream) {
+  constexpr int kRounds = 5, kIters = 20, kWarmup = 2;
+  const reduce::Pattern pattern = reduce::Pattern::integers;
+  const std::int64_t max_n = std::int64_t{1} << *std::max_element(logs.begin(), logs.end());
+  reduce::ensure_device_memory(max_n * sizeof(float) + 2 * device.l2_bytes + (64 << 20));
+  std::vector<float> host(max_n);
+  reduce::fill_input(host.data(), max_n, pattern, 1);  // each size reads a prefix: the same values
+  DeviceBuffer<float> in(max_n);
+  CUDA_CHECK(cudaMemcpy(in.get(), host.data(), in.bytes(), cudaMemcpyHostToDevice));
+  DeviceBuffer<unsigned long long> slots(std::size_t{32} * device.sm_count);  // 32 blocks per SM at most
+  CUDA_CHECK(cudaMemset(slots.get(), 0, slots.bytes()));
+  const std::vector<AblationRow> rows = ablation_rows();
+  std::printf("ablation: float sum, pattern int (every run checked exactly), %d rounds x %d runs per row after %d "
+              "warm-up, L2 flushed before each; GB/s of the median, slowest (min) and fastest (max) of all runs; "
+              "round_lo/round_hi: the slowest and fastest round's median; vs_a: row a's median time over this row's\n",
+              kRounds, kIters, kWarmup);
+  std::printf("%5s %-3s %-15s %-6s %5s %-6s %6s %11s %9s %9s %9s %9s %7s %s\n", "log2n", "row", "variant", "layout",
+              "block", "rule", "grid", "median_GBps", "min_GBps", "max_GBps", "round_lo", "round_hi", "vs_a", "check");
+  bool all_passed = true;
+  for (int k : logs) {
+    const std::int64_t n = std::int64_t{1} << k;
+    const reduce::Reference ref = reduce::reference_sum(host.data(), n);
+    std::vector<std::vector<double>> ms(rows.size()), round_medians(rows.size());
+    std::vector<reduce::LaunchShape> shapes(rows.size());
+    std::vector<bool> passed(rows.size(), true);
+    for (int round = 0; round < kRounds; ++round) {
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        reduce::LaunchConfig cfg{rows[r].block, device.ordinal, device.sm_count};
+        reduce::LaunchConfig first = cfg;
+        reduce::LaunchShape shape;
+        first.shape = &shape;
+        const auto runs = reduce::run_slots<float>(kWarmup, kIters, 1, flusher, stream, [&](float* out, int run) {
+          return rows[r].launch(in.get(), n, out, reduce::Scratch{slots.get(), slots.bytes()}, run == 0 ? first : cfg,
+                                stream);
+        });
+        if (round == 0) shapes[r] = shape;
+        for (int run = 0; run < runs.total(); ++run)
+          passed[r] = passed[r] && reduce::check_result(*runs.run(run), ref, n, pattern).passed;
+        passed[r] = passed[r] && runs.identical;
+        ms[r].insert(ms[r].end(), runs.ms.begin(), runs.ms.end());
+        round_medians[r].push_back(runs.summary.median);
+      }
+    }
+    const double base = reduce::summarize(ms[0]).median;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const reduce::Summary s = reduce::summarize(ms[r]), rounds = reduce::summarize(round_medians[r]);
+      const double bytes = n * 4.0;
+      all_passed = all_passed && passed[r];
+      std::printf("%5d %-3s %-15s %-6s %5d %-6s %6lld %11.1f %9.1f %9.1f %9.1f %9.1f %7.3f %s\n", k, rows[r].id,
+                  rows[r].name, rows[r].layout, shapes[r].block, rows[r].grid_rule,
+                  static_cast<long long>(shapes[r].grid), reduce::gbps_of(bytes, s.median),
+                  reduce::gbps_of(bytes, s.max), reduce::gbps_of(bytes, s.min), reduce::gbps_of(bytes, rounds.max),
+                  reduce::gbps_of(bytes, rounds.min), base / s.median, passed[r] ? "PASS" : "FAIL");
+    }
+  }
+  if (!all_passed) throw std::runtime_error("ablation: a row gave a wrong or unrepeatable result (check FAIL)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string set = argc > 1 ? argv[1] : "";
   std::vector<int> logs;
-  for (int i = 2; i < argc; ++i) logs.push_back(std::atoi(argv[i]));
-  if (set != "atomics" && set != "latency" && set != "tiles") {
-    std::fprintf(stderr, "usage: perf_variants atomics|latency|tiles [log2 n ...]\n");
+  for (int i = 2; i < argc; ++i) {
+    char* end = nullptr;
+    const long k = std::strtol(argv[i], &end, 10);
+    if (end == argv[i] || *end != '\0' || k < 1 || k > 34) {
+      std::fprintf(stderr, "perf_variants: a size is log2 n from 1 to 34, got '%s'\n", argv[i]);
+      return 2;
+    }
+    logs.push_back(static_cast<int>(k));
+  }
+  if (set != "atomics" && set != "latency" && set != "tiles" && set != "ablation") {
+    std::fprintf(stderr, "usage: perf_variants atomics|latency|tiles|ablation [log2 n ...]\n");
     return 2;
   }
   try {
@@ -164,6 +380,8 @@ int main(int argc, char** argv) {
     if (set == "atomics") set_atomics(logs.empty() ? std::vector<int>{20, 24, 26} : logs, flusher, stream.get());
     if (set == "latency") set_latency(flusher, stream.get(), device);
     if (set == "tiles") set_tiles(logs.empty() ? std::vector<int>{20, 23, 26, 28, 30} : logs, flusher, stream.get());
+    if (set == "ablation")
+      set_ablation(logs.empty() ? std::vector<int>{16, 18, 20, 22, 24, 26, 28, 30} : logs, device, flusher, stream.get());
     return 0;
   } catch (const reduce::NoUsableDevice& e) {
     std::fprintf(stderr, "perf_variants: no usable CUDA device: %s\n", e.what());

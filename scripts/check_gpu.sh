@@ -17,16 +17,20 @@ case "${1:-}" in
   -*) echo "check_gpu: unknown option '$1' ($usage)" >&2; exit 2 ;;
 esac
 [ $# -le 1 ] || { echo "check_gpu: too many arguments ($usage)" >&2; exit 2; }
-checks=" ${CHECKS:-tests sanitizer table} "
+checks=" ${CHECKS-tests sanitizer table} "
 for c in $checks; do
   case $c in tests|sanitizer|table) ;; *) echo "check_gpu: CHECKS: unknown check '$c' (tests sanitizer table)" >&2; exit 2 ;; esac
 done
+[ -n "${checks// /}" ] || { echo "check_gpu: CHECKS is empty: name one or more of tests sanitizer table" >&2; exit 2; }
 want() { [[ $checks == *" $1 "* ]]; }
 steps=$(python3 "$root/scripts/suite.py" steps) || exit 1
 build=${1:-$root/build/gpu}
 logs=${LOG_DIR:-$build/logs}
 jobs=${JOBS:-$(nproc)}
-mkdir -p "$logs"
+# The build and log folders must be folders, or creatable, before anything runs: one line, exit 2.
+for folder in "$build" "$logs"; do
+  mkdir -p "$folder" 2>/dev/null || { echo "check_gpu: cannot create the folder $folder" >&2; exit 2; }
+done
 status=0
 summary=()
 note() { summary+=("$1"); }
@@ -43,7 +47,8 @@ note "GPU: $gpu; nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 start=$SECONDS
-if cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+# REDUCE_GPU_TESTS=each: one CTest test per GPU test case, so that a failure or a skip names its case.
+if cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DREDUCE_GPU_TESTS=each \
      -DCMAKE_CUDA_ARCHITECTURES="${CUDAARCHS:-native}" >"$logs/configure.log" 2>&1 &&
    cmake --build "$build" --parallel "$jobs" >"$logs/build.log" 2>&1; then
   note "build: ok ($((SECONDS - start)) s, architectures ${CUDAARCHS:-native})"

@@ -23,12 +23,23 @@ esac
 [ $# -le 2 ] || die 2 "too many arguments ($usage)"
 out=$1
 build=${2:-$root/build/gpu}
+# Whether a folder exists or can be made (its nearest existing ancestor is a writable folder), checked
+# before anything runs so that a bad OUT costs no GPU time and leaves no half-made files.
+creatable() {
+  local p=$1
+  while [ ! -e "$p" ]; do p=$(dirname "$p"); done
+  [ -d "$p" ] && [ -w "$p" ]
+}
 [ ! -e "$out" ] || [ -d "$out" ] || die 2 "OUT $out is not a folder"
+creatable "$out" || die 2 "OUT $out cannot be created"
+[ ! -e "$build" ] || [ -d "$build" ] || die 2 "the build folder $build is not a folder"
+creatable "$build" || die 2 "the build folder $build cannot be created"
 perf_sets=${PERF_SETS:-"atomics;latency;tiles"}
-parts=" ${PARTS:-check sweep profile variants} "
+parts=" ${PARTS-check sweep profile variants} "
 for p in $parts; do
   case $p in check|sweep|profile|variants) ;; *) die 2 "PARTS: unknown part '$p' (check sweep profile variants)" ;; esac
 done
+[ -n "${parts// /}" ] || die 2 "PARTS is empty: name one or more of check sweep profile variants"
 want() { [[ $parts == *" $1 "* ]]; }
 work=$(mktemp -d)
 new="$work/new"
@@ -95,6 +106,6 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "measure_gpu: FAIL: $(IFS=';'; echo "${failed[*]}"); nothing written to $out; what was made is in $new" >&2
   exit 1
 fi
-mkdir -p "$out" && cp "$new"/* "$out/" || die 1 "cannot write into $out"
+{ mkdir -p "$out" && cp "$new"/* "$out/"; } 2>/dev/null || die 1 "cannot write into $out; what was made is in $new"
 rm -rf "$work"
 echo "measure_gpu: PASS; files in $out"

@@ -26,6 +26,9 @@ build=${args[0]:-$root/build/release}
 n=${args[1]:-2^24}
 [ -d "$build" ] || die 2 "no such build folder: $build"
 [ -z "$out" ] || [ -d "$(dirname "$out")" ] || die 2 "-o $out: no such folder $(dirname "$out")"
+[ -z "$out" ] || [ ! -d "$out" ] || die 2 "-o $out is a folder; give a file"
+logs=${LOG_DIR:-$build/logs}
+mkdir -p "$logs" 2>/dev/null || die 2 "cannot create the log folder $logs"
 steps=$(python3 "$root/scripts/suite.py" steps) || exit 1
 missing=()
 for step in $steps; do [ -x "$build/bin/$step" ] || missing+=("$step"); done
@@ -52,8 +55,6 @@ metrics=(
   gpu__time_duration.sum                                     # kernel time
 )
 joined=$(IFS=,; echo "${metrics[*]%% *}")
-logs=${LOG_DIR:-$build/logs}
-mkdir -p "$logs" || die 1 "cannot create $logs"
 csv=$(mktemp)
 trap 'rm -f "$csv"' EXIT
 header=1

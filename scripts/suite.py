@@ -143,8 +143,9 @@ HELP_OPTIONS = ("--help", "-h")
 
 def check_step_options(tokens):
     """Checks arguments meant for a step executable as the executable would (exit 2 there): names,
-    values and their form (--name value or --name=value). Raises UsageError naming the first bad one."""
-    i = 0
+    values and their form (--name value or --name=value), and each option once. Raises UsageError
+    naming the first bad one."""
+    i, seen = 0, set()
     while i < len(tokens):
         name, eq, value = tokens[i].partition("=")
         if name in HELP_OPTIONS:
@@ -154,6 +155,9 @@ def check_step_options(tokens):
             raise UsageError(f"unexpected argument '{tokens[i]}' (options start with --)")
         if name not in STEP_OPTIONS:
             raise UsageError(f"unknown option '{name}' (a step takes {', '.join(STEP_OPTIONS)})")
+        if name in seen:
+            raise UsageError(f"option {name} given twice")
+        seen.add(name)
         if not eq:
             if i + 1 >= len(tokens):
                 raise UsageError(f"option {name} needs a value")

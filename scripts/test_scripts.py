@@ -8,6 +8,7 @@ without a GPU; a fake ncu stands in for Nsight Compute.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ H100 = suite.RESULTS / "h100"
 FAKE_EXE = r'''#!{python}
 """A fake step executable: checks its options as the real ones do, then replays a committed record.
 FAKE_GPU=none: exit 77 as without a GPU. FAKE_FAIL=step,...: those steps fail with no record.
+FAKE_REFUSE=text: refuse the usage (exit 2) with that text.
 FAKE_MEMORY=bytes: the device memory it reports."""
 import json, os, sys
 sys.path.insert(0, {scripts!r})
@@ -42,6 +44,8 @@ while i < len(args):
             print(f"{{name}}: option {{key}} needs a value", file=sys.stderr); sys.exit(2)
         i += 1
         value = args[i]
+    if key in opts:
+        print(f"{{name}}: option {{key}} given twice", file=sys.stderr); sys.exit(2)
     opts[key] = value
     i += 1
 try:
@@ -50,6 +54,8 @@ except suite.UsageError as e:
     print(f"{{name}}: {{e}}", file=sys.stderr); sys.exit(2)
 if opts.get("--pattern", "uniform") not in ("constant", "int", "uniform", "mixed"):
     print(f"{{name}}: invalid value for --pattern", file=sys.stderr); sys.exit(2)
+if os.environ.get("FAKE_REFUSE"):
+    print(f"{{name}}: {{os.environ['FAKE_REFUSE']}}", file=sys.stderr); sys.exit(2)
 if os.environ.get("FAKE_GPU") == "none":
     print(f"{{name}}: no usable CUDA device: no CUDA-capable device is detected", file=sys.stderr); sys.exit(77)
 if name in os.environ.get("FAKE_FAIL", "").split(","):
@@ -121,14 +127,20 @@ class ScriptCase(unittest.TestCase):
         return build
 
     def tool_path(self, *extra_tools, without=()):
-        """A PATH with only the tools the shell scripts need (so ncu, nvidia-smi, cmake can be absent)."""
+        """A PATH with only the tools the shell scripts need (so ncu, nvidia-smi, cmake can be absent).
+
+        python3 is the interpreter running these tests, never what PATH calls python3: that can be a
+        launcher (a pyenv shim, a wrapper script) that needs tools of its own which this PATH leaves
+        out. Each other tool is linked by its resolved path, so a link to a link still works here."""
         folder = self.tmp()
-        tools = ["bash", "python3", "head", "tail", "grep", "sed", "wc", "cat", "mktemp", "rm", "cp", "mkdir",
-                 "dirname", "basename", "tr", "env", "tar", "nproc", "sort", "ls", *extra_tools]
+        tools = ["bash", "head", "tail", "grep", "sed", "wc", "cat", "mktemp", "rm", "cp", "mkdir", "dirname",
+                 "basename", "tr", "env", "tar", "gzip", "nproc", "sort", "ls", *extra_tools]
+        if "python3" not in without:
+            (folder / "python3").symlink_to(sys.executable)
         for tool in tools:
             found = shutil.which(tool)
             if found and tool not in without:
-                (folder / tool).symlink_to(found)
+                (folder / tool).symlink_to(os.path.realpath(found))
         return str(folder)
 
 
@@ -149,13 +161,34 @@ class RunAll(ScriptCase):
                      ["--sweep-range", "30:10"], ["--sweep-range", "x"], ["--bogus"],
                      ["--", "--n", "5"], ["--", "--n=5"], ["--", "--format", "text"], ["--", "--help"],
                      ["--sweep", "--", "--iters", "5"], ["--sweep", "--", "--warmup", "1"],
-                     ["--", "--bogus", "1"], ["--", "--pattern", "nonsense"]):
+                     ["--", "--bogus", "1"], ["--", "--pattern", "nonsense"], ["--steps", ""], ["--steps", "01,"],
+                     ["--steps", " "], ["--", "--iters", "0"], ["--", "--block=100"], ["--", "x"], ["--", "--seed"]):
             with self.subTest(args=args):
                 self.run_all(build, *args, code=2, env=nogpu)
 
     def test_n_is_checked_before_building(self):
         # Without --no-build, a bad --n must not start cmake (none on this PATH: that would be exit 1).
         self.run_script([*RUN_ALL, "--n", "abc", "--build-dir", self.tmp()], 2, {"PATH": self.tool_path()})
+
+    def test_passthrough_and_steps_are_checked_before_building(self):
+        # No cmake on this PATH: had run_all started to build, it would exit 1 ("cmake is not on PATH").
+        path = {"PATH": self.tool_path(without=("cmake",))}
+        for args in (["--", "--bogus"], ["--", "--n=abc"], ["--steps", ""], ["--build-dir", "/dev/null/x"]):
+            with self.subTest(args=args):
+                build = [] if "--build-dir" in args else ["--build-dir", self.tmp()]
+                proc = self.run_script([*RUN_ALL, *build, *args], 2, path)
+                self.assertNotIn("cmake", proc.stderr)
+
+    def test_passthrough_timing_options_reach_the_steps_once(self):
+        # The probe sets --iters, --warmup and --cpu-runs itself; the executables refuse an option twice.
+        build = self.fake_build()
+        self.run_all(build, "--steps", "01", "--out", build / "out", "--", "--iters", "7", "--warmup=2", code=0,
+                     one_line=False)
+        self.run_all(build, "--", "--iters", "7", "--iters", "8", code=2, contains="given twice")
+
+    def test_a_refusal_names_the_step_once(self):
+        proc = self.run_all(self.fake_build(), code=2, env={"FAKE_REFUSE": "invalid value 'x' for --seed"})
+        self.assertEqual(proc.stderr.count(STEPS[0]), 1, proc.stderr)
 
     def test_cmake_not_on_path(self):
         self.run_script([*RUN_ALL, "--build-dir", self.tmp()], 1, {"PATH": self.tool_path(without=("cmake",))},
@@ -220,6 +253,177 @@ class RunAll(ScriptCase):
         self.assertEqual(sorted({r["n"] for r in rows}), [1024, 2048])
 
 
+class StepOptions(ScriptCase):
+    """run_all checks the options after -- with suite.STEP_OPTIONS, a copy of common/options.cpp's
+    grammar; a built step executable (REDUCE_STEP_EXE, which CTest sets) must agree with it."""
+
+    # Values each option must accept and refuse; the accepted ones are cheap to run on a GPU.
+    VALUES = {
+        "--n": (["0", "1", "1000", "4K", "2^10", "007"], ["abc", "-5", "+5", "1.5", "2^37", "1K5", "", "2^", "5k"]),
+        "--iters": (["1", "3"], ["0", "100001", "-1", "x", "1e3"]),
+        "--warmup": (["0", "2"], ["10001", "-1", "x"]),
+        "--block": (["32", "128", "1024"], ["16", "100", "2048", "0", "x"]),
+        "--seed": (["0", "18446744073709551615"], ["-1", "18446744073709551616", "x"]),
+        "--pattern": (list(suite.PATTERNS), ["nonsense", "INT", ""]),
+        "--format": (["text", "csv", "json"], ["xml", ""]),
+        "--device": (["0"], ["-1", "1024", "x"]),
+        "--cpu-runs": (["0", "1"], ["1001", "-1", "x"]),
+    }
+
+    def executable(self):
+        exe = os.environ.get("REDUCE_STEP_EXE", "")
+        if not exe or not os.access(exe, os.X_OK):
+            self.skipTest("REDUCE_STEP_EXE names no built step executable (CTest's scripts.bad_input sets it)")
+        return exe
+
+    def python_accepts(self, tokens):
+        try:
+            suite.check_step_options(tokens)
+            return True
+        except suite.UsageError:
+            return False
+
+    def test_values_table_covers_every_option(self):
+        self.assertEqual(set(self.VALUES), set(suite.STEP_OPTIONS))
+        for name, (good, bad) in self.VALUES.items():
+            for value in good:
+                self.assertTrue(self.python_accepts([name, value]), (name, value))
+                self.assertTrue(self.python_accepts([f"{name}={value}"]), (name, value))
+            for value in bad:
+                self.assertFalse(self.python_accepts([name, value]), (name, value))
+        for tokens in (["--bogus", "1"], ["x"], ["--n"], ["--n", "1", "--iters"], ["--n", "1", "--n=2"]):
+            self.assertFalse(self.python_accepts(tokens), tokens)
+        self.assertTrue(self.python_accepts(["-h", "--n", "1", "--help"]))
+
+    def test_help_lists_the_same_options(self):
+        proc = subprocess.run([self.executable(), "--help"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        listed = {m for m in re.findall(r"^  (--[a-z-]+)", proc.stdout, re.M)} - set(suite.HELP_OPTIONS)
+        self.assertEqual(listed, set(suite.STEP_OPTIONS), "suite.STEP_OPTIONS differs from the executable's --help")
+
+    def test_the_executable_accepts_and_refuses_the_same_values(self):
+        exe = self.executable()
+        cheap = {"--n": "1", "--iters": "1", "--warmup": "0", "--cpu-runs": "0", "--format": "json"}
+        cases = [([name, v], True) for name, (good, _) in self.VALUES.items() for v in good]
+        cases += [([name, v], False) for name, (_, bad) in self.VALUES.items() for v in bad]
+        cases += [(["--bogus", "1"], False), (["x"], False), (["--n"], False), (["--seed", "1", "--seed=2"], False)]
+        for tokens, accepted in cases:
+            # Small values for the options the case does not give (each option once): a run that
+            # starts is small.
+            args = [x for k, v in cheap.items() if k != tokens[0] for x in (k, v)] + tokens
+            with self.subTest(tokens=tokens):
+                self.assertEqual(self.python_accepts(tokens), accepted)
+                proc = subprocess.run([exe, *args], capture_output=True, text=True, timeout=120,
+                                      stdin=subprocess.DEVNULL)
+                self.assertEqual(proc.returncode == 2, not accepted,
+                                 f"{exe} {' '.join(args)}: exit {proc.returncode}: {proc.stderr.strip()}")
+
+
+class ToolPath(ScriptCase):
+    def test_a_python3_launcher_on_path_is_not_what_the_shell_scripts_run(self):
+        # A pyenv shim is a launcher that runs the real interpreter through tools of its own; in the
+        # reduced PATH those are missing. Here a stand-in launcher that always fails comes first in PATH.
+        shims = self.tmp()
+        write_exe(shims / "python3", "#!/bin/sh\nexec no-such-launcher-tool python3 \"$@\"\n")
+        old = os.environ["PATH"]
+        os.environ["PATH"] = f"{shims}{os.pathsep}{old}"
+        self.addCleanup(os.environ.__setitem__, "PATH", old)
+        path = self.tool_path()
+        proc = subprocess.run(["python3", "-c", "import sys; print(sys.version_info[0])"], capture_output=True,
+                              text=True, env=dict(os.environ, PATH=path))
+        self.assertEqual(proc.stdout.strip(), "3", proc.stderr)
+        self.run_script(["bash", SCRIPTS / "check_gpu.sh", self.tmp()], 77, {"PATH": path})
+
+    def test_gzip_is_there_for_tar(self):
+        tools = Path(self.tool_path())
+        self.assertTrue((tools / "gzip").exists() or not shutil.which("gzip"))
+
+
+FAKE_GTEST = r'''#!{python}
+"""A fake GoogleTest binary: FAKE_CASES=ok,skip,fail,... one case each, in that order; exit 1 on a failure."""
+import os, sys
+cases = [c for c in os.environ.get("FAKE_CASES", "").split(",") if c]
+print("[==========] Running %d tests from 1 test suite." % len(cases))
+for i, c in enumerate(cases):
+    name = "Fake/Case.Run/%d" % i
+    print("[ RUN      ] " + name)
+    if c == "ok":
+        print("[       OK ] %s (0 ms)" % name)
+    elif c == "fail":
+        print("/w/test.cu:9: Failure\nExpected equality")
+        print("[  FAILED  ] %s (1 ms)" % name)
+    else:
+        why = "needs 2 GPUs, this machine shows 0" if c == "two" else "no usable CUDA device: none here; truly"
+        print("/w/test.cu:5: Skipped\n" + why)
+        print("[  SKIPPED ] %s (0 ms)" % name)
+print("[  PASSED  ] %d tests." % cases.count("ok"))
+if "fail" in cases:
+    print("[  FAILED  ] Fake/Case.Run/%d, where GetParam() = 1" % cases.index("fail"))
+sys.exit(1 if "fail" in cases else 0)
+'''
+
+
+class TestGroups(ScriptCase):
+    """cmake/run_test_group.cmake: where no GPU is seen, all GPU test binaries are one CTest test
+    (gpu.all) and all smoke runs another (smoke.all). Skipped only when nothing failed; each reason
+    once, with its count."""
+
+    SKIP_LINE = re.compile(r"nothing failed, [0-9]+ could not run here")  # cmake/GpuTests.cmake's regex
+
+    def group(self, runs, env):
+        cmake = shutil.which("cmake")
+        if not cmake:
+            self.skipTest("cmake is not on PATH")
+        folder = self.tmp()
+        write_exe(folder / "fake_gtest", FAKE_GTEST.format(python=sys.executable))
+        write_exe(folder / "fake_step", FAKE_EXE.format(python=sys.executable, scripts=str(SCRIPTS),
+                                                        template=str(H100 / "table.json")))
+        (folder / "00_atomic").symlink_to(folder / "fake_step")
+        lines = [f"reduce_run({kind} [==[{name}]==] {' '.join(f'[==[{a}]==]' for a in args)})"
+                 for kind, name, *args in runs]
+        text = "\n".join(lines).replace("GTEST", str(folder / "fake_gtest")).replace("STEP", str(folder / "00_atomic"))
+        (folder / "runs.cmake").write_text(text + "\n")
+        return subprocess.run([cmake, "-DGROUP=gpu.all", f"-DRUNS={folder / 'runs.cmake'}", "-P",
+                               ROOT / "cmake" / "run_test_group.cmake"], capture_output=True, text=True,
+                              env=dict(os.environ, **env), timeout=120)
+
+    def test_all_skipped_is_a_skip_with_each_reason_once(self):
+        proc = self.group([("gtest", "gpu.a", "GTEST"), ("gtest", "gpu.b", "GTEST"),
+                           ("exe", "smoke.00_atomic.n1", "STEP", "--n", "1")],
+                          {"FAKE_CASES": "skip,skip,two", "FAKE_GPU": "none"})
+        out = proc.stdout + proc.stderr
+        self.assertEqual(proc.returncode, 0, out)
+        self.assertIn("gpu.all: 3 runs, 7 test cases: 0 passed, 7 skipped, 0 failed", out)
+        self.assertIn("skipped 4: no usable CUDA device: none here; truly", out)
+        self.assertIn("skipped 2: needs 2 GPUs, this machine shows 0", out)
+        self.assertIn("skipped 1: no usable CUDA device: no CUDA-capable device is detected", out)
+        self.assertRegex(out, self.SKIP_LINE)
+
+    def test_a_failure_fails_and_is_not_a_skip(self):
+        proc = self.group([("gtest", "gpu.a", "GTEST")], {"FAKE_CASES": "ok,skip,fail"})
+        out = proc.stdout + proc.stderr
+        self.assertNotEqual(proc.returncode, 0, out)
+        self.assertIn("1 passed, 1 skipped, 1 failed", out)
+        self.assertIn("Expected equality", out)  # the failing binary's output is shown
+        self.assertNotRegex(out, self.SKIP_LINE)
+
+    def test_a_smoke_run_that_fails_or_a_binary_without_cases_fails(self):
+        for runs, env in (([("exe", "smoke.x", "STEP", "--n", "1")], {"FAKE_FAIL": "00_atomic"}),
+                          ([("gtest", "gpu.a", "GTEST")], {"FAKE_CASES": ""})):
+            with self.subTest(env=env):
+                proc = self.group(runs, env)
+                self.assertNotEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+                self.assertNotRegex(proc.stdout + proc.stderr, self.SKIP_LINE)
+
+    def test_all_passed_passes(self):
+        proc = self.group([("gtest", "gpu.a", "GTEST"), ("exe", "smoke.x", "STEP", "--n", "1")],
+                          {"FAKE_CASES": "ok,ok"})
+        out = proc.stdout + proc.stderr
+        self.assertEqual(proc.returncode, 0, out)
+        self.assertIn("3 passed, 0 skipped, 0 failed", out)
+        self.assertNotRegex(out, self.SKIP_LINE)
+
+
 class PlotSweep(ScriptCase):
     def test_bad_input(self):
         tmp = self.tmp()
@@ -265,6 +469,27 @@ class ShellScripts(ScriptCase):
         self.run_script(["bash", SCRIPTS / "check_gpu.sh", "a", "b"], 2)
         self.run_script(["bash", SCRIPTS / "check_gpu.sh", "--frob"], 2)
         self.run_script(["bash", SCRIPTS / "check_gpu.sh", self.tmp()], 77, {"PATH": self.tool_path()})
+
+    def test_folders_that_cannot_be_made_and_nothing_to_do(self):
+        """One line and exit 2 before anything runs (no raw mkdir error first), GPU or not."""
+        path = {"PATH": self.tool_path()}
+        a_file = self.tmp() / "a_file"
+        a_file.write_text("x\n")
+        for bad in ("/dev/null/x", a_file):
+            with self.subTest(bad=bad):
+                self.run_script(["bash", SCRIPTS / "check_gpu.sh", bad], 2, path, contains=str(bad))
+                self.run_script(["bash", SCRIPTS / "check_gpu.sh", self.tmp()], 2, dict(path, LOG_DIR=str(bad)),
+                                contains=str(bad))
+                self.run_script(["bash", SCRIPTS / "measure_gpu.sh", bad], 2, path, contains=str(bad))
+                self.run_script(["bash", SCRIPTS / "measure_gpu.sh", self.tmp(), bad], 2, path, contains=str(bad))
+                self.run_script(["bash", SCRIPTS / "profile_steps.sh", self.fake_build()], 2,
+                                dict(path, LOG_DIR=str(bad)), contains=str(bad))
+        self.run_script(["bash", SCRIPTS / "profile_steps.sh", "-o", self.tmp(), self.fake_build()], 2, path,
+                        contains="is a folder")
+        self.run_script(["bash", SCRIPTS / "check_gpu.sh", self.tmp()], 2, dict(path, CHECKS=" "), contains="empty")
+        out = self.tmp() / "out"
+        self.run_script(["bash", SCRIPTS / "measure_gpu.sh", out], 2, dict(path, PARTS=""), contains="empty")
+        self.assertFalse(out.exists())
 
     def profile(self, build, code, env=None, out=None, **kw):
         args = ["-o", out] if out else []
@@ -368,6 +593,42 @@ Test Passed.
         self.assertIn("   1  no usable CUDA device: CUDA driver version is insufficient  (e.g. gpu.Steps/Matrix.Sum/0)",
                       proc.stdout)
         self.assertNotIn("cpu.Options", proc.stdout)
+
+    GROUPS = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="(empty)" tests="3" failures="0" disabled="0" skipped="2">
+ <testcase name="gpu.all" status="notrun"><skipped message="SKIP_REGULAR_EXPRESSION_MATCHED"/>
+  <system-out>gpu.all: 2 runs, 700 test cases: 0 passed, 700 skipped, 0 failed
+skipped 690: no usable CUDA device: the CUDA runtime reports cudaErrorNoDevice (none); is a GPU there?
+skipped 10: needs 2 GPUs, this machine shows 0
+gpu.all: nothing failed, 700 could not run here
+</system-out></testcase>
+ <testcase name="smoke.all" status="notrun"><skipped message="SKIP_REGULAR_EXPRESSION_MATCHED"/>
+  <system-out>smoke.all: 48 runs, 48 test cases: 0 passed, 48 skipped, 0 failed
+skipped 48: no usable CUDA device: the CUDA runtime reports cudaErrorNoDevice (none); is a GPU there?
+smoke.all: nothing failed, 48 could not run here
+</system-out></testcase>
+ <testcase name="cpu.Options.Defaults" status="run"><system-out>[  PASSED  ] 1 test.</system-out></testcase>
+</testsuite>
+"""
+
+    def test_groups_count_case_by_case_one_line_per_reason(self):
+        build = self.tmp()
+        (build / "Testing").mkdir()
+        (build / "Testing" / "junit.xml").write_text(self.GROUPS)
+        proc = self.run_script([sys.executable, SCRIPTS / "skip_reasons", build], 0)
+        lines = proc.stdout.splitlines()
+        self.assertIn("2 of 3 tests skipped", lines[0])
+        self.assertIn("gpu.all holds 700, smoke.all holds 48", lines[0])
+        self.assertEqual(len(lines), 3, proc.stdout)
+        self.assertIn(" 738  no usable CUDA device: the CUDA runtime reports cudaErrorNoDevice (none); is a GPU there?"
+                      "  (e.g. gpu.all, ... 1 more)", proc.stdout)
+        self.assertIn("  10  needs 2 GPUs, this machine shows 0  (e.g. gpu.all)", proc.stdout)
+        self.run_script([sys.executable, SCRIPTS / "skip_reasons", build, "--allow", "needs [0-9]+ GPUs"], 1)
+
+    def test_no_test_recorded(self):
+        empty = self.tmp() / "junit.xml"
+        empty.write_text('<?xml version="1.0"?><testsuite tests="0"></testsuite>\n')
+        self.run_script([sys.executable, SCRIPTS / "skip_reasons", empty], 1, contains="no test recorded")
 
     def test_last_test_log_when_there_is_no_junit(self):
         build = self.tmp()

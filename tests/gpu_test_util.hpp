@@ -4,19 +4,26 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <exception>
 #include <optional>
 #include <string>
 
+#include "device.cuh"
+
 namespace reduce_test {
 
-// Why GPU tests cannot run here, or nothing when they can. Opens device 0 on first use.
+// Why GPU tests cannot run here, or nothing when they can. Opens device 0 on first use, through the
+// harness's own open_device(), so that a test skips with the words an executable exits 77 with
+// ("no usable CUDA device: ..."): one cause, one wording, and scripts/skip_reasons counts it once.
 inline const std::optional<std::string>& no_gpu_reason() {
   static const std::optional<std::string> reason = []() -> std::optional<std::string> {
-    int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) return std::string("no usable CUDA device: ") + cudaGetErrorString(e);
-    if (count == 0) return std::string("no CUDA device present");
-    if (cudaSetDevice(0) != cudaSuccess) return std::string("cannot open CUDA device 0");
+    try {
+      reduce::open_device(0);
+    } catch (const reduce::NoUsableDevice& e) {
+      return std::string("no usable CUDA device: ") + e.what();
+    } catch (const std::exception& e) {
+      return std::string("no usable CUDA device: cannot open device 0: ") + e.what();
+    }
     return std::nullopt;
   }();
   return reason;

@@ -1,7 +1,8 @@
 # The scripts' tests (Python unittest, no GPU needed), included by tests/CMakeLists.txt:
 #   scripts.suite       the shared module scripts/suite.py: steps.txt, counts, records, tables, CSV, markers
 #   scripts.bad_input   every script on bad input: exit 2, 1 or 77 with one line, never a traceback,
-#                       nothing written over data (fake step executables replay committed records)
+#                       nothing written over data (fake step executables replay committed records);
+#                       and run_all's copy of the steps' option grammar against a built step
 #   scripts.lesson.A.B  one per neighbouring pair of steps.txt: the kernel files' diff stays within the
 #                       budget of changed code lines (scripts/suite.py LESSON_BUDGET); skipped, with the
 #                       reason, while a folder does not exist yet
@@ -15,6 +16,14 @@ else()
   add_test(NAME scripts.bad_input COMMAND ${Python3_EXECUTABLE} -B -m unittest -v test_scripts
     WORKING_DIRECTORY ${scripts_dir})
   set_tests_properties(scripts.suite scripts.bad_input PROPERTIES LABELS cpu TIMEOUT 300)
+  # The figures' data (gains and spread, shares of the ceiling, current records); drawing skips without matplotlib.
+  add_test(NAME scripts.figures COMMAND ${Python3_EXECUTABLE} -B -m unittest -v test_figures
+    WORKING_DIRECTORY ${scripts_dir})
+  set_tests_properties(scripts.figures PROPERTIES LABELS cpu TIMEOUT 300)
+  # run_all checks the options after -- with a copy of the executables' grammar (suite.STEP_OPTIONS);
+  # test_scripts.StepOptions compares that copy with a built step (its --help and its exit codes).
+  list(GET REDUCE_STEPS 0 first_step)
+  set_tests_properties(scripts.bad_input PROPERTIES ENVIRONMENT "REDUCE_STEP_EXE=$<TARGET_FILE:${first_step}>")
 
   # The pairs come from steps.txt through the scripts' own reader (all but the library step's pair,
   # which has no budget); configure again when steps.txt changes.

@@ -1,0 +1,16 @@
+// The comparison with CUB's gpu_to_gpu sum when CMake found no CCCL that has it: the reason, and a
+// launcher that says "not supported".
+#include "cub_gpu_to_gpu.hpp"
+
+#ifndef REPRO_CUB_ABSENT
+#define REPRO_CUB_ABSENT "no CCCL 3.5 or newer was given to CMake"
+#endif
+
+namespace repro_cub {
+
+bool available() { return false; }
+const char* why_absent() { return REPRO_CUB_ABSENT; }
+const char* cccl_version() { return ""; }
+cudaError_t sum(const float*, std::int64_t, float*, cudaStream_t) { return cudaErrorNotSupported; }
+
+}  // namespace repro_cub

@@ -1,0 +1,53 @@
+// The order in which step 15 adds, written down once for the kernel (reproducible.cu) and for its CPU
+// model (order_model.cpp). Host and device code both include it; nothing here touches a GPU.
+//
+// The result is a function of the input's values and n only. The input is cut into tiles of
+// tile_elements(n) consecutive elements (a power of two that depends on n, never on the device):
+//   inside a tile, float4 group f (elements 4f .. 4f+3 of the tile, counted from the tile's first
+//   element, not from any address) belongs to lane f % 32, load slot (f / 32) % kLoads and round
+//   f / (32 * kLoads); a lane adds the kLoads float4s of a round in a fixed tree (component-wise),
+//   adds the round into its float4 accumulator, ends with (x + y) + (z + w), and the 32 lanes are
+//   added by the shuffle tree v[l] += v[l + o] for o = 16, 8, 4, 2, 1: lane 0 holds the tile's sum.
+//   Elements past n count as +0.
+// The tile sums are added the same way one level up: float4 q of the tile sums belongs to column
+// q % kColumns; a column adds its float4s in order, ends with (x + y) + (z + w); groups of 32
+// consecutive columns go through the shuffle tree, and the kColumns / 32 group sums through it once more.
+// Which warp computes which tile, and which thread which column, changes nothing above: that is all
+// the grid and the block size decide.
+#pragma once
+
+#include <cstdint>
+
+// The tile arithmetic runs in the kernel and on the CPU alike.
+#if defined(__CUDACC__)
+#define REPRO_HOST_DEVICE __host__ __device__
+#else
+#define REPRO_HOST_DEVICE
+#endif
+
+namespace repro {
+
+constexpr int kLoads = 8;                           // float4 loads in flight per lane in one round
+constexpr int kRoundElements = 32 * kLoads * 4;     // one round of a warp: 1024 floats
+constexpr int kMinLog2Tile = 10;                    // a tile is at least one round
+constexpr int kMaxLog2Tile = 14;                    // and at most 16 rounds (64 KB)
+constexpr int kLog2TilesTarget = 16;                // about 2^16 tiles from 2^26 to 2^30 elements
+constexpr int kColumns = 1024;                      // float4 columns of the final combination
+
+// log2 of the tile size for n elements: small inputs get small tiles (every warp one round, so that
+// as many warps work at once as step 10 has threads), large inputs about 2^16 tiles (few tile sums
+// to combine, many tiles per warp for balance); past 2^30 the tiles stay at 2^14 and their count grows.
+REPRO_HOST_DEVICE constexpr int log2_tile(std::int64_t n) {
+  int bits = 0;  // ceil(log2(n))
+  while (bits < 62 && (std::int64_t{1} << bits) < n) ++bits;
+  const int t = bits - kLog2TilesTarget;
+  return t < kMinLog2Tile ? kMinLog2Tile : (t > kMaxLog2Tile ? kMaxLog2Tile : t);
+}
+REPRO_HOST_DEVICE constexpr std::int64_t tile_elements(std::int64_t n) { return std::int64_t{1} << log2_tile(n); }
+REPRO_HOST_DEVICE constexpr std::int64_t num_tiles(std::int64_t n) { return (n + tile_elements(n) - 1) / tile_elements(n); }
+
+// The CPU model: the kernel's result computed on the CPU in the same order, bit for bit (IEEE float
+// additions in round-to-nearest, as both processors do them without fast-math). Threads over tiles.
+float model_sum(const float* x, std::int64_t n);
+
+}  // namespace repro

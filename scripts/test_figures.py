@@ -1,0 +1,315 @@
+"""The lecture's figures and the gain blocks (CTest: scripts.figures; or python3 -m unittest -v test_figures).
+
+The data behind them is tested everywhere: shares of the read ceiling, each step's gain over the
+previous one and the spread of the timed runs, which gains are claimed, which records are current,
+the toy launches of the diagrams against the kernels' loops. Drawing needs matplotlib: those tests
+skip with the reason where it is absent (CI), and otherwise check that the same data gives the same
+files. Without matplotlib scripts/figures must exit 77 with one line and write nothing.
+"""
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import plot_sweep as ps
+import suite
+
+SCRIPTS = Path(__file__).resolve().parent
+STEPS = suite.read_steps()
+H200, H100 = suite.RESULTS / "h200", suite.RESULTS / "h100"
+
+
+def load_script(name):
+    """A script without the .py suffix, imported as a module (its main() is not run)."""
+    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_"), str(SCRIPTS / name))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+figures = load_script("figures")
+update_readme = load_script("update_readme")
+
+try:
+    import matplotlib  # noqa: F401
+    HAVE_MATPLOTLIB = True
+except ImportError:
+    HAVE_MATPLOTLIB = False
+
+
+def row(step, n, median, low, high, gbps=1.0):
+    return {"step": step, "n": n, "gbps": gbps, "median_ms": str(median), "min_ms": str(low), "max_ms": str(high)}
+
+
+def tmp(case):
+    folder = tempfile.mkdtemp()
+    case.addCleanup(shutil.rmtree, folder, ignore_errors=True)
+    return Path(folder)
+
+
+class Gains(unittest.TestCase):
+    def test_gain_is_the_ratio_of_medians_and_the_range_pairs_extreme_runs(self):
+        points = ps.sweep_points([row("a", 1 << 20, 2.0, 1.8, 2.4), row("b", 1 << 20, 1.0, 0.9, 1.2)])
+        (g,) = ps.gains(points, "a", "b")
+        self.assertAlmostEqual(g.gain, 2.0)
+        self.assertAlmostEqual(g.low, 1.8 / 1.2)   # a's fastest run against b's slowest
+        self.assertAlmostEqual(g.high, 2.4 / 0.9)  # a's slowest against b's fastest
+        self.assertEqual(g.verdict, "faster")
+
+    def test_no_gain_is_claimed_inside_the_spread(self):
+        # 5% faster at the medians, but the runs overlap: not a gain.
+        points = ps.sweep_points([row("a", 1 << 20, 1.05, 0.95, 1.20), row("b", 1 << 20, 1.00, 0.98, 1.10)])
+        (g,) = ps.gains(points, "a", "b")
+        self.assertGreater(g.gain, 1.0)
+        self.assertEqual(g.verdict, "within the spread")
+
+    def test_a_loss_beyond_the_spread(self):
+        points = ps.sweep_points([row("a", 1 << 20, 1.0, 0.99, 1.01), row("b", 1 << 20, 1.2, 1.1, 1.3)])
+        self.assertEqual(ps.gains(points, "a", "b")[0].verdict, "slower")
+
+    def test_verdict_edges(self):
+        self.assertEqual(ps.verdict(1.0, 1.5), "within the spread")  # a range touching 1 claims nothing
+        self.assertEqual(ps.verdict(0.5, 1.0), "within the spread")
+        self.assertEqual(ps.verdict(1.0001, 1.1), "faster")
+
+    def test_only_the_sizes_of_the_gain_range_that_both_steps_hold(self):
+        rows = [row(s, 1 << k, 1.0, 1.0, 1.0) for s in ("a", "b") for k in range(10, 31)]
+        rows = [r for r in rows if not (r["step"] == "b" and r["n"] == 1 << 20)]
+        ns = [g.n for g in ps.gains(ps.sweep_points(rows), "a", "b")]
+        self.assertEqual(ns, [1 << k for k in range(16, 31) if k != 20])
+
+    def test_an_older_csv_without_min_and_max_has_the_median_ratio_as_range(self):
+        points = ps.sweep_points([dict(row("a", 1 << 16, 2.0, 0, 0), min_ms="", max_ms=""),
+                                  dict(row("b", 1 << 16, 1.0, 0, 0), min_ms="", max_ms="")])
+        (g,) = ps.gains(points, "a", "b")
+        self.assertEqual((g.low, g.high), (2.0, 2.0))
+
+    def test_size_ranges(self):
+        self.assertEqual(ps.size_ranges([1 << 16, 1 << 17, 1 << 18, 1 << 22]), "2^16-2^18, 2^22")
+        self.assertEqual(ps.size_ranges([1 << 30]), "2^30")
+
+    def test_committed_sweep(self):
+        """The committed H200 sweep: step 02 beats 01 beyond the spread at large n, and 06 against 05
+        (the same loop, a different tree) claims nothing at 2^26."""
+        rows, _, why = ps.current_sweep(H200, STEPS)
+        if rows is None:
+            self.skipTest(f"results/h200 is not a current record: {why}")
+        points = ps.sweep_points(rows)
+        by_n = {g.n: g for g in ps.gains(points, "01_interleaved", "02_sequential")}
+        self.assertEqual(by_n[1 << 28].verdict, "faster")
+        by_n = {g.n: g for g in ps.gains(points, "05_multi_element", "06_warp_shuffle")}
+        self.assertEqual(by_n[1 << 26].verdict, "within the spread")
+
+
+class CeilingShare(unittest.TestCase):
+    def test_share_is_the_step_over_the_ceiling_at_the_same_n(self):
+        points = ps.sweep_points([row("a", 1024, 1, 1, 1, gbps=50.0), row("a", 2048, 1, 1, 1, gbps=80.0),
+                                  row(suite.CEILING_TOOL, 1024, 1, 1, 1, gbps=100.0)])
+        self.assertEqual(ps.ceiling_share(points, "a"), [(1024, 0.5)])  # 2048 has no ceiling: left out
+
+    def test_panels_overlap_and_cover_every_step(self):
+        first, second = figures.panels(STEPS)
+        self.assertEqual(set(first) | set(second), set(STEPS))
+        self.assertEqual(first[0], STEPS[0])
+        self.assertEqual(second[-1], STEPS[-1])
+        self.assertTrue(set(first) & set(second), "the panels share the steps at the hand-over")
+
+    def test_bar_whiskers_from_the_slowest_and_fastest_run(self):
+        table = {"meta": {"peak_gbps": 5000.0}, "ceiling": {"gbps": 4000.0},
+                 "records": [{"step": STEPS[0], "n": 1000, "bytes": 4000, "gbps": 2.0, "median_ms": 0.002,
+                              "min_ms": 0.001, "max_ms": 0.004}]}
+        bars, ceiling, peak = figures.bar_data(table, STEPS)
+        self.assertEqual((ceiling, peak), (4000.0, 5000.0))
+        step, gbps, low, high = bars[0]
+        self.assertAlmostEqual(low, 1.0)   # 4000 bytes in 0.004 ms
+        self.assertAlmostEqual(high, 4.0)  # in 0.001 ms
+
+    def test_styles_differ_for_every_step(self):
+        styles = ps.step_styles(STEPS)
+        looks = {(s["color"], s["marker"], s["linestyle"]) for s in styles.values()}
+        self.assertEqual(len(looks), len(STEPS))
+        self.assertEqual(len({s["color"] for s in styles.values()}), len(STEPS), "a colour shared by two steps")
+
+
+class Current(unittest.TestCase):
+    def copy(self, folder):
+        dst = tmp(self) / folder.name
+        shutil.copytree(folder, dst, ignore=shutil.ignore_patterns("earlier", "explore", "*.png", "types",
+                                                                   "segmented", "figures"))
+        return dst
+
+    def test_committed_h200_is_current(self):
+        table, why = ps.current_record(H200, STEPS)
+        self.assertIsNotNone(table, why)
+
+    def test_an_older_progression_is_not(self):
+        folder = self.copy(H200)
+        (folder / "changed_steps.txt").write_text(f"{STEPS[7]}: other code then\n")
+        table, why = ps.current_record(folder, STEPS)
+        self.assertIsNone(table)
+        self.assertIn("changed_steps.txt", why)
+
+    def test_a_table_without_ceiling_or_with_other_steps_is_not(self):
+        folder = self.copy(H200)
+        table = json.loads((folder / "table.json").read_text())
+        del table["ceiling"]
+        (folder / "table.json").write_text(json.dumps(table))
+        self.assertIn("no read ceiling", ps.current_record(folder, STEPS)[1])
+        table["ceiling"] = {"gbps": 1.0}
+        table["records"] = table["records"][1:]
+        (folder / "table.json").write_text(json.dumps(table))
+        self.assertIn(STEPS[0], ps.current_record(folder, STEPS)[1])
+
+    def test_a_sweep_without_ceiling_rows_is_not(self):
+        folder = self.copy(H200)
+        sweep = folder / "sweep.csv"
+        sweep.write_text("".join(line for line in sweep.read_text().splitlines(True)
+                                 if not line.startswith(suite.CEILING_TOOL)))
+        rows, _, why = ps.current_sweep(folder, STEPS)
+        self.assertIsNone(rows)
+        self.assertIn("no read ceiling", why)
+
+
+class GainBlock(unittest.TestCase):
+    def sweeps(self, *labels):
+        rows, meta, why = ps.current_sweep(H200, STEPS)
+        if rows is None:
+            self.skipTest(f"results/h200 is not a current record: {why}")
+        return [(label, "results/h200", ps.sweep_points(rows), meta) for label in labels]
+
+    def test_one_group_of_columns_per_gpu_and_a_summary_each(self):
+        block = update_readme.gain_block(STEPS[2], STEPS, self.sweeps("H200", "H100"))
+        header = next(line for line in block.splitlines() if line.startswith("| n |"))
+        self.assertEqual(header.count("gain"), 2)
+        self.assertIn("H100 verdict", header)
+        self.assertIn("run-to-run spread", block)
+        self.assertEqual(sum(line.startswith(("H200:", "H100:")) for line in block.splitlines()), 2)
+
+    def test_claims_follow_the_verdicts(self):
+        block = update_readme.gain_block(STEPS[2], STEPS, self.sweeps("H200"))
+        rows, _, _ = ps.current_sweep(H200, STEPS)
+        gains = ps.gains(ps.sweep_points(rows), STEPS[1], STEPS[2])
+        table = [line for line in block.splitlines() if line.startswith("| 2^")]
+        self.assertEqual(len(table), len(gains))
+        for line, g in zip(table, gains):
+            self.assertEqual("**faster**" in line, g.verdict == "faster", line)
+
+    def test_first_step_has_none_and_no_sweep_says_so(self):
+        self.assertIsNone(update_readme.gain_block(STEPS[0], STEPS, self.sweeps("H200")))
+        self.assertIn("No current sweep", update_readme.gain_block(STEPS[1], STEPS, []))
+
+
+class Links(unittest.TestCase):
+    def test_every_image_a_readme_shows_is_committed(self):
+        """The figures block is written from the data, not from the files present: each image it or a
+        step README links must lie in the repository (scripts/figures draws it)."""
+        import re
+        readmes = [suite.ROOT / "README.md"] + [suite.ROOT / s / "README.md" for s in STEPS]
+        linked = 0
+        for readme in (r for r in readmes if r.is_file()):
+            for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", readme.read_text()):
+                if "://" not in target:
+                    linked += 1
+                    self.assertTrue((readme.parent / target).is_file(), f"{readme}: no file {target}")
+        self.assertGreater(linked, 0)
+
+
+class Diagrams(unittest.TestCase):
+    """The toy launches follow the kernels' loops: every chunk read exactly once."""
+
+    def test_owners_follow_the_kernels_loops(self):
+        """Each layout's owner function against the loop of the kernel run over the toy launch: every
+        chunk read once, by the block and thread (and in the round or load) the picture labels."""
+        blocks, threads, loads, chunks = (figures.TOY_BLOCKS, figures.TOY_THREADS, figures.TOY_LOADS,
+                                          figures.TOY_CHUNKS)
+        gridstride, tiles = {}, {}
+        for b in range(blocks):
+            for t in range(threads):
+                i, r = b * threads + t, 0  # step 09: i = blockIdx.x * Block + threadIdx.x; i += stride
+                while i < chunks:
+                    gridstride.setdefault(i, []).append((b, t, r))
+                    i, r = i + blocks * threads, r + 1
+                base = b * threads * loads  # step 10: base += kTile * gridDim.x; v = base + k * Block + t
+                while base < chunks:
+                    for k in range(loads):
+                        tiles.setdefault(base + k * threads + t, []).append((b, t, k))
+                    base += threads * loads * blocks
+        for name, walked, owner in (("09", gridstride, figures.gridstride_owner), ("10", tiles, figures.tile_owner)):
+            self.assertEqual(sorted(walked), list(range(chunks)), name)
+            for i in range(chunks):
+                self.assertEqual(walked[i], [owner(i)], f"step {name}, chunk {i}")
+
+    def test_gridstride_and_tiles_differ_where_the_lesson_says(self):
+        threads, blocks = figures.TOY_THREADS, figures.TOY_BLOCKS
+        # 09: block 1 starts right after block 0's first Block chunks.
+        self.assertEqual(figures.gridstride_owner(threads)[0], 1)
+        # 10: block 0 owns a whole tile of Block x loads chunks before block 1 starts.
+        tile = threads * figures.TOY_LOADS
+        self.assertEqual({figures.tile_owner(i)[0] for i in range(tile)}, {0})
+        self.assertEqual(figures.tile_owner(tile)[0], 1 % blocks)
+
+    def test_timeline_only_block_0_waits_in_08(self):
+        waits = {b for b, seg in figures.timeline(handover=True) for _, _, what in seg if what == "wait"}
+        self.assertEqual(waits, {0})
+        waits = {b for b, seg in figures.timeline(handover=False) for _, _, what in seg if what == "wait"}
+        self.assertEqual(waits, set(range(len(figures.LOOP))))
+
+
+class Script(unittest.TestCase):
+    def run_figures(self, *args, env=None):
+        full = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env or {}))
+        return subprocess.run([sys.executable, str(SCRIPTS / "figures"), *map(str, args)], capture_output=True,
+                              text=True, env=full, timeout=300, stdin=subprocess.DEVNULL)
+
+    def test_bad_usage(self):
+        for args in (["--gpu", "nosuchgpu"], ["--bogus"]):
+            proc = self.run_figures(*args)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+
+    def test_an_older_record_named_alone_is_refused(self):
+        if ps.current_record(H100, STEPS)[0] is not None:
+            self.skipTest("results/h100 holds the current progression")
+        out = tmp(self)
+        proc = self.run_figures("--gpu", "h100", "--out", out)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("results/h100", proc.stderr)
+        self.assertEqual(list(out.iterdir()), [])
+
+    def test_without_matplotlib(self):
+        fake = tmp(self)
+        (fake / "matplotlib").mkdir()
+        (fake / "matplotlib" / "__init__.py").write_text("raise ImportError('no matplotlib here (test)')\n")
+        out = tmp(self) / "out"
+        proc = self.run_figures("--out", out, env={"PYTHONPATH": str(fake)})
+        self.assertEqual(proc.returncode, 77, proc.stderr)
+        self.assertIn("matplotlib", proc.stderr)
+        self.assertNotIn("Traceback", proc.stderr)
+        self.assertFalse(out.exists() and any(out.rglob("*.png")))
+
+    @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not installed (python3 -m pip install matplotlib)")
+    def test_same_data_same_files(self):
+        a, b = tmp(self), tmp(self)
+        for out in (a, b):
+            proc = self.run_figures("--out", out)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+        files = sorted(p.relative_to(a) for p in a.rglob("*.png"))
+        self.assertIn(Path(figures.TIMELINE), files)
+        self.assertIn(Path(figures.ADDRESSES), files)
+        for name in files:
+            digest = [hashlib.sha256((root / name).read_bytes()).hexdigest() for root in (a, b)]
+            self.assertEqual(digest[0], digest[1], name)
+            self.assertNotIn(b"Matplotlib", (a / name).read_bytes()[:4096], f"{name}: the tool's version in it")
+
+
+if __name__ == "__main__":
+    unittest.main()
