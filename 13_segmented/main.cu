@@ -19,7 +19,8 @@ namespace {
 constexpr const char* kName = "13_segmented";
 constexpr const char* kLesson = "many sums at once, each segment to a thread, a warp or blocks";
 
-// What the parser cannot see: --offsets replaces --segments, and must name a readable file.
+// What the parser cannot see, before any device is touched: --offsets replaces --segments, and must
+// name a readable file of valid offsets for n.
 void check(const reduce::Options& opt) {
   if (!opt.has("--offsets")) return;
   if (opt.has("--segments")) throw reduce::UsageError("--offsets replaces --segments: give one of them");
@@ -27,6 +28,7 @@ void check(const reduce::Options& opt) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) throw reduce::UsageError("--offsets " + path + ": cannot read it (no such file)");
   if (S_ISDIR(st.st_mode)) throw reduce::UsageError("--offsets " + path + ": cannot read it (a folder, not a file)");
+  seg::validate_offsets(seg::read_offsets(path), opt.n);
 }
 
 void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduce::Emitter& emit) {

@@ -1,70 +1,95 @@
 // Step 13: segmented sums. Many sums at once, fast for every segment length.
 //
 // What it shows: one array of n floats cut into S segments by 64-bit CSR offsets, summed into S
-// outputs. Lengths range from 0 to the whole array, so no worker sized by segment fits them all: a
-// block per segment (the classic library shape) idles on segments of 10 floats and streams a segment
-// of 10^8 floats through one SM. Here the work is cut by ELEMENTS, not by segments (the load-balanced
-// shape CCCL issue 6171 asks for):
-//   - the array is cut into rounds of 128 floats (32 lanes x one float4); every warp of the grid takes
-//     an equal, contiguous run of rounds, so every warp reads the same number of bytes, coalesced,
-//     whatever the lengths. The grid is one wave: SM count x resident blocks (occupancy API).
-//   - a round with no segment boundary in it (a long segment) costs four adds per lane, as in a plain
-//     sum; a round with boundaries runs a segmented warp scan: head flags from the offsets, each lane
-//     chains its four floats, __ballot_sync finds each lane's segment head, five __shfl_up_sync add
-//     the lanes of one segment, and the lane holding an offset fetches the running sum at the float
-//     before it with a shuffle and writes the segment it ends (consecutive offsets, coalesced stores).
-//   - a segment that crosses from one warp's run into the next is joined in warp order by the block;
-//     one that crosses blocks leaves a part per block, and the last block to finish its part (an
-//     integer counter per segment) adds the parts in block order. No second kernel, no float atomics:
-//     which thread adds which float depends only on n, the offsets and the grid, so the same GPU
-//     gives the same bits every run.
-// The longest chain of additions in a segment's sum: 4 floats per lane plus 5 scan steps plus one add
-// per round of its warp's run (fast rounds: a lane adds its float4s in a chain, folded by a 5-step
-// tree), plus one per warp of the block and the block parts (a 32-lane strided sum and a 5-step tree).
+// outputs. Lengths range from 0 to the whole array, so no single shape of work fits: a block per
+// segment (the classic library shape) idles on segments of 10 floats and streams a segment
+// of 10^8 floats through one SM. Here the array is cut into tiles of kTile floats, one block each, and
+// every segment is summed by whoever fits its length:
+//   len <= kThreadMax (32)   a thread, when the other segments of its batch of 32 consecutive ones are
+//                            that short too: the warp copies the batch (at most 1024 floats, contiguous)
+//                            into shared memory with coalesced loads, then each lane adds its own segment
+//                            serially from there;
+//   len <= kWarpMax (2048)   a warp (so is a short segment in a batch with a longer one): float4 loads,
+//                            four in flight, then a shuffle tree (step 06's warp sum);
+//   len <= kTile             the block of the tile where the segment begins, the same way with 256 threads;
+//   len >  kTile             several blocks: every tile the segment touches adds its part (the segment's
+//                            first tile into slot 2t, any other into slot 2t+1), and a second, tiny kernel
+//                            adds those parts in tile order. No float atomics: the same bits every run.
+// Which segments a tile owns needs no classification pass: block t finds, by a warp-wide 32-ary search
+// of the offsets, the segments that begin in its tile, and the one that covers its first float.
+// The bounds keep every segment's longest chain of additions under the suite's tolerance rule
+// (2 sqrt(len) + 64): a thread adds at most 32 floats in a row, a warp's lane at most 64 + 5, a block's
+// thread at most 64 + 8, and the long path 64 + 8 per tile plus len / kTile / 256 + 8 across tiles.
 // What changed from the library step: everything; 11_cub's cub::DeviceReduce::Sum sums one array, and
 // cub::DeviceSegmentedReduce::Sum (timed beside this launcher in every run) is the bar.
 // Usage: ./13_segmented [--segments powerlaw] [--n 2^28] [--pattern int] [--help]
 #include <cub/device/device_segmented_reduce.cuh>
 
-#include <algorithm>
 #include <cstdint>
 
-#include "agent.cuh"
 #include "segmented.cuh"
 
 namespace seg {
 namespace {
 
-namespace agent = reduce::agent;
-using agent::kFullMask;
-
-constexpr int kBlock = 256;                        // threads per block
+constexpr int kBlock = 256;                   // threads per block of both kernels
 constexpr int kWarps = kBlock / 32;
-constexpr std::int64_t kRound = 128;               // floats per warp round: 32 lanes x one float4
-constexpr int kLoads = 8;                          // rounds a lane loads ahead (8 float4 in flight, double-buffered)
-constexpr std::int64_t kMinRoundsPerWarp = 16;     // fewer blocks than one wave when n is small
-constexpr std::int64_t kMaxBlocks = 4096;          // scratch is sized for this many (a wave of today's GPUs is ~1000)
-constexpr std::int64_t kNoBoundary = INT64_MAX;    // "offsets[k]" for k > S
+constexpr int kLoadsInFlight = 4;             // float4 loads a thread issues before its first add
+constexpr int kStagingLoads = 8;              // float loads a lane issues at once when it copies tiny segments
+constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that can begin in one tile
+constexpr unsigned kFullMask = 0xffffffffu;
 
-// What a warp leaves for its block: the segment open at the start of its run (ks, when it began before
-// the run) and the one open at the end (ke, when it goes on after it), with their partial sums.
-struct WarpRecord {
-  std::int64_t ks, ke;
-  float in_val, out_val;
-  int crossing_in, closes_in, crossing_out, empty;
-};
+static_assert(kThreadMax * 32 * kWarps * sizeof(float) <= 48 * 1024, "the staging buffers fit in static shared memory");
 
-__device__ float warp_sum_all(float v) {  // the same bits in every lane
-  return __shfl_sync(kFullMask, agent::warp_reduce(v, agent::Plus{}), 0);
+__device__ float warp_sum(float v) {  // the sum over the warp, in every lane
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(kFullMask, v, offset);
+  return v;
 }
 
-__device__ std::int64_t boundary(const std::int64_t* offsets, std::int64_t segments, std::int64_t k) {
-  return k <= segments ? __ldg(offsets + k) : kNoBoundary;
+// The sum of v over the block, in thread 0. Calls must be separated by __syncthreads().
+__device__ float block_sum(float v) {
+  __shared__ float warp_sums[kWarps];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warp_sum(v);
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (warp == 0) v = warp_sum(lane < kWarps ? warp_sums[lane] : 0.0f);
+  return v;
+}
+
+// The share of in[a..b) of thread `rank` of `Threads` cooperating threads: the floats before the
+// first 16-byte boundary and after the last one one each, the body as float4s, kLoadsInFlight loads
+// issued before the first add. Which thread adds what depends only on (a, b): deterministic.
+template <int Threads>
+__device__ float range_share(const float* in, std::int64_t a, std::int64_t b, int rank) {
+  const std::int64_t len = b - a;
+  const auto misalignment = reinterpret_cast<std::uintptr_t>(in + a) % 16;
+  const std::int64_t unaligned = misalignment ? (16 - misalignment) / 4 : 0;
+  const std::int64_t head = len < unaligned ? len : unaligned;
+  const float4* body = reinterpret_cast<const float4*>(in + a + head);
+  const std::int64_t vectors = (len - head) / 4;
+  const std::int64_t tail = head + 4 * vectors;
+
+  float sum = 0.0f;
+  if (rank < head) sum += in[a + rank];
+  if (rank < len - tail) sum += in[a + tail + rank];
+  for (std::int64_t base = 0; base < vectors; base += std::int64_t{Threads} * kLoadsInFlight) {
+    float4 x[kLoadsInFlight];
+#pragma unroll
+    for (int k = 0; k < kLoadsInFlight; ++k) {
+      const std::int64_t v = base + k * Threads + rank;
+      x[k] = v < vectors ? body[v] : float4{0.0f, 0.0f, 0.0f, 0.0f};
+    }
+#pragma unroll
+    for (int k = 0; k < kLoadsInFlight; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);
+  }
+  return sum;
 }
 
 // The first index s in [lo, hi) with offsets[s] >= x (hi when none), found by one warp: each round the
-// 32 lanes probe 32 evenly spaced offsets and the ballot narrows the range 32-fold (five rounds for
-// S = 2^24 instead of 24 steps of a binary search). Once per warp per launch.
+// 32 lanes probe 32 evenly spaced offsets and the ballot narrows the range 32-fold, so S = 2^24
+// segments take five dependent loads instead of 24.
 __device__ std::int64_t warp_lower_bound(const std::int64_t* offsets, std::int64_t lo, std::int64_t hi, std::int64_t x) {
   const unsigned lane = threadIdx.x % 32;
   while (hi - lo > 32) {
@@ -80,281 +105,139 @@ __device__ std::int64_t warp_lower_bound(const std::int64_t* offsets, std::int64
   return lo + __popc(__ballot_sync(kFullMask, p < hi && offsets[p] < x));
 }
 
-// Floats p .. p+3 (zeros past n). Aligned: `in` is 16-byte aligned, so one LDG.E.128 when all four exist.
-template <bool Aligned>
-__device__ float4 load4(const float* in, std::int64_t n, std::int64_t p) {
-  if (Aligned && p + 3 < n) return __ldg(reinterpret_cast<const float4*>(in + p));
-  float4 x;
-  x.x = p < n ? in[p] : 0.0f;
-  x.y = p + 1 < n ? in[p + 1] : 0.0f;
-  x.z = p + 2 < n ? in[p + 2] : 0.0f;
-  x.w = p + 3 < n ? in[p + 3] : 0.0f;
-  return x;
-}
+// Kernel 1, block t owns tile [tC, tC + C) (C = kTile). It sums every segment that begins in the tile
+// and is at most a tile long (thread, warp or block tier; such a segment may end in the next tile),
+// and for the segments longer than a tile it adds their part inside the tile: the one that begins here
+// into slots[2t] (and names it in starts[t], else -1), the one that covers the tile's first float from
+// an earlier tile into slots[2t + 1]. The last tile also owns the empty segments that begin at n.
+__global__ void __launch_bounds__(kBlock) sum_tiles(const float* in, const std::int64_t* offsets,
+                                                   std::int64_t segments, float* out, float* slots,
+                                                   std::int64_t* starts) {
+  __shared__ std::int64_t bounds[2];                        // segments beginning in the tile: [bounds[0], bounds[1])
+  __shared__ std::int64_t block_tier[kMaxBlockSegments];    // segments this block sums as a whole
+  __shared__ int block_tier_count;
+  __shared__ std::int64_t long_start;                       // the segment longer than a tile that begins here, or -1
+  __shared__ float staged[kWarps][kThreadMax * 32];        // each warp's copy of its batch of tiny segments
 
-// Which block's run holds round c, when `chunks` rounds are split over `blocks` as blockIdx b owns
-// [b * chunks / blocks, (b + 1) * chunks / blocks).
-__device__ std::int64_t block_of_round(std::int64_t c, std::int64_t chunks, std::int64_t blocks) {
-  return ((c + 1) * blocks - 1) / chunks;
-}
-
-// One warp's walk over its rounds. State between rounds (warp-uniform except acc): kf, the first
-// offset index with offsets[kf] >= the round's start, next_b = offsets[kf], and the running sum of the
-// segment open at the round's start: carry, plus acc (each lane's float4s of boundary-free rounds, folded
-// into carry by a tree when the next boundary comes).
-struct Walk {
-  const std::int64_t* offsets;
-  std::int64_t segments;
-  float* out;
-  unsigned* flag_words;  // this warp's 128 head flags in shared memory
-  float* in_val;         // where the segment open at the run's start gets its partial sum
-  std::int64_t ks;       // that segment, when it began before the run (else -1)
-  std::int64_t kf, next_b;
-  float carry = 0.0f, acc = 0.0f;
-  bool dirty = false;
-
-  __device__ void round(const float4 x, std::int64_t r0) {
-    const unsigned lane = threadIdx.x % 32;
-    const std::int64_t r1 = r0 + kRound;
-    if (next_b > r1) {  // no offset in [r0, r1]: the segment goes on, a plain sum
-      acc += (x.x + x.y) + (x.z + x.w);
-      dirty = true;
-      return;
-    }
-    if (dirty) {
-      carry += warp_sum_all(acc);
-      acc = 0.0f;
-      dirty = false;
-    }
-    // Head flags: bit e of the round is set when a segment begins at r0 + e (offsets in [r0, r1)).
-    if (lane < kRound / 32) flag_words[lane] = 0;
-    __syncwarp();
-    std::int64_t below = 0;
-    for (std::int64_t k0 = kf;; k0 += 32) {
-      const std::int64_t b = boundary(offsets, segments, k0 + lane);
-      const bool head = b < r1;  // and b >= r0, since k0 >= kf
-      if (head) atomicOr(&flag_words[(b - r0) / 32], 1u << ((b - r0) % 32));
-      const unsigned m = __ballot_sync(kFullMask, head);
-      below += __popc(m);
-      if (m != kFullMask) break;
-    }
-    __syncwarp();
-    const unsigned f = (flag_words[lane / 8] >> (4 * (lane % 8))) & 0xfu;
-
-    // Each lane chains its four floats, restarting at a head; lane 0 continues the carry.
-    float y0 = (lane == 0 && !(f & 1)) ? carry + x.x : x.x;
-    float y1 = (f & 2) ? x.y : y0 + x.y;
-    float y2 = (f & 4) ? x.z : y1 + x.z;
-    float y3 = (f & 8) ? x.w : y2 + x.w;
-    // Segmented inclusive scan of the lanes' last chains: a lane adds lanes only back to the nearest
-    // lane (itself included) that holds a head.
-    const unsigned heads = __ballot_sync(kFullMask, f != 0) & (kFullMask >> (31 - lane));
-    const int first = heads ? 31 - __clz(heads) : 0;
-    float v = y3;
-#pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      const float u = __shfl_up_sync(kFullMask, v, d);
-      if (static_cast<int>(lane) - d >= first) v += u;
-    }
-    const float before = __shfl_up_sync(kFullMask, v, 1);  // the running sum at the lane's first float - 1
-    if (lane > 0 && !(f & 1)) {
-      y0 = before + y0;
-      if (!(f & 2)) {
-        y1 = before + y1;
-        if (!(f & 4)) {
-          y2 = before + y2;
-          if (!(f & 8)) y3 = before + y3;
-        }
-      }
-    }
-    carry = __shfl_sync(kFullMask, v, 31);
-
-    // Ends: the offset k in (r0, r1] ends segment k - 1; its lane fetches the running sum at the float
-    // before it (0 when the segment is empty). Round 0 also takes the offsets at 0 (empty segments).
-    std::int64_t prev_last = kf > 0 ? boundary(offsets, segments, kf - 1) : -1;
-    for (std::int64_t k0 = kf;; k0 += 32) {
-      const std::int64_t k = k0 + lane;
-      const std::int64_t b = boundary(offsets, segments, k);
-      const std::int64_t up = __shfl_up_sync(kFullMask, b, 1);
-      const std::int64_t prev = lane == 0 ? prev_last : up;
-      const bool ends = k >= 1 && b <= r1 && (b > r0 || r0 == 0);
-      const int e = ends && b > prev ? static_cast<int>(b - 1 - r0) : 0;
-      const float z0 = __shfl_sync(kFullMask, y0, e / 4), z1 = __shfl_sync(kFullMask, y1, e / 4);
-      const float z2 = __shfl_sync(kFullMask, y2, e / 4), z3 = __shfl_sync(kFullMask, y3, e / 4);
-      if (ends) {
-        const float sum = b == prev ? 0.0f : (e % 4 == 0 ? z0 : e % 4 == 1 ? z1 : e % 4 == 2 ? z2 : z3);
-        if (k - 1 == ks) *in_val = sum;  // began before this warp's run: the block adds the rest
-        else out[k - 1] = sum;
-      }
-      const unsigned m = __ballot_sync(kFullMask, b <= r1);
-      if (m != kFullMask) break;
-      prev_last = __shfl_sync(kFullMask, b, 31);
-    }
-    kf += below;
-    next_b = boundary(offsets, segments, kf);
-  }
-};
-
-template <bool Aligned>
-__global__ void __launch_bounds__(kBlock) segmented_sum(const float* in, std::int64_t n, const std::int64_t* offsets,
-                                                       std::int64_t segments, float* out, std::int64_t chunks,
-                                                       unsigned* arrivals, float* head_parts, float* tail_parts) {
-  __shared__ WarpRecord records[kWarps];
-  __shared__ unsigned flag_words[kWarps][kRound / 32];
-  __shared__ std::int64_t finish[2];
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const std::int64_t blocks = gridDim.x, all_warps = blocks * kWarps, g = blockIdx.x * std::int64_t{kWarps} + warp;
-  const std::int64_t c0 = g * chunks / all_warps, c1 = (g + 1) * chunks / all_warps;
-  const std::int64_t p0 = c0 * kRound, p1 = c1 * kRound;
+  const std::int64_t t = blockIdx.x, tile_begin = t * kTile, tile_end = tile_begin + kTile;
+  const bool last_tile = t == gridDim.x - 1;
+  if (warp == 0) {
+    const std::int64_t s = warp_lower_bound(offsets, 0, segments, tile_begin);
+    if (lane == 0) bounds[0] = s;
+  } else if (warp == 1) {
+    const std::int64_t s = last_tile ? segments : warp_lower_bound(offsets, 0, segments, tile_end);
+    if (lane == 0) bounds[1] = s;
+  } else if (threadIdx.x == 64) {
+    block_tier_count = 0;
+    long_start = -1;
+  }
+  __syncthreads();
+  const std::int64_t first = bounds[0], last = bounds[1];
 
-  if (c0 == c1) {
-    if (lane == 0) records[warp].empty = 1;
-  } else {
-    // The first loads go out before the searches, which they do not depend on.
-    float4 next[kLoads];
+  // Batches of 32 consecutive segments. A batch of segments no longer than kThreadMax is one warp's
+  // (round robin); any other batch is spread over all warps, one segment each.
+  const std::int64_t batches = (last - first + 31) / 32;
+  for (std::int64_t b = 0; b < batches; ++b) {
+    const std::int64_t s0 = first + 32 * b;
+    const std::int64_t my = s0 + lane;
+    const bool valid = my < last;
+    const std::int64_t begin = valid ? offsets[my] : 0, end = valid ? offsets[my + 1] : 0;
+    const bool tiny = __ballot_sync(kFullMask, end - begin > kThreadMax) == 0;
+    if (tiny) {
+      if (b % kWarps != warp) continue;
+      // Thread tier: copy the batch's floats (contiguous, at most 32 x 32) with coalesced loads...
+      const std::int64_t batch_begin = offsets[s0];
+      const std::int64_t batch_len = offsets[last < s0 + 32 ? last : s0 + 32] - batch_begin;
+      for (std::int64_t k = lane; k < batch_len; k += 32 * kStagingLoads) {
+        float x[kStagingLoads];
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u)
-      if (c0 + u < c1) next[u] = load4<Aligned>(in, n, (c0 + u) * kRound + 4 * lane);
-    const std::int64_t kf = warp_lower_bound(offsets, 0, segments + 1, p0);           // first offset >= p0
-    const std::int64_t ks = warp_lower_bound(offsets, kf, segments + 1, p0 + 1) - 1;  // the segment holding p0
-    const bool crossing_in = ks >= 0 && ks < segments && offsets[ks] < p0;
-    const bool closes_in = crossing_in && offsets[ks + 1] <= p1;
-    Walk w{offsets, segments, out, flag_words[warp], &records[warp].in_val, crossing_in ? ks : -1, kf,
-           boundary(offsets, segments, kf)};
-    for (std::int64_t c = c0; c < c1; c += kLoads) {
-      float4 x[kLoads];
+        for (int j = 0; j < kStagingLoads; ++j) x[j] = k + 32 * j < batch_len ? in[batch_begin + k + 32 * j] : 0.0f;
 #pragma unroll
-      for (int u = 0; u < kLoads; ++u) x[u] = next[u];
-#pragma unroll
-      for (int u = 0; u < kLoads; ++u)
-        if (c + kLoads + u < c1) next[u] = load4<Aligned>(in, n, (c + kLoads + u) * kRound + 4 * lane);
-#pragma unroll
-      for (int u = 0; u < kLoads; ++u)
-        if (c + u < c1) w.round(x[u], (c + u) * kRound);
+        for (int j = 0; j < kStagingLoads; ++j)
+          if (k + 32 * j < batch_len) staged[warp][k + 32 * j] = x[j];
+      }
+      __syncwarp();
+      // ...then each lane adds its own segment from shared memory.
+      float sum = 0.0f;
+      for (std::int64_t i = begin; i < end; ++i) sum += staged[warp][i - batch_begin];
+      if (valid) out[my] = sum;
+      __syncwarp();  // the buffer is refilled by this warp's next batch
+      continue;
     }
-    if (w.dirty) w.carry += warp_sum_all(w.acc);
-    if (lane == 0) {
-      WarpRecord& r = records[warp];
-      r.empty = 0;
-      r.ks = ks;
-      r.ke = w.kf - 1;  // the segment holding p1 - 1
-      r.crossing_in = crossing_in;
-      r.closes_in = closes_in;
-      r.crossing_out = r.ke >= 0 && r.ke < segments && w.next_b > p1;
-      r.out_val = w.carry;
-      if (crossing_in && !closes_in) r.in_val = w.carry;  // one segment spans the whole run
+    for (int j = warp; j < 32; j += kWarps) {
+      const std::int64_t s = s0 + j;
+      const std::int64_t a = __shfl_sync(kFullMask, begin, j), e = __shfl_sync(kFullMask, end, j);
+      if (s >= last) break;
+      const std::int64_t len = e - a;
+      if (len <= kWarpMax) {  // warp tier
+        const float sum = warp_sum(range_share<32>(in, a, e, lane));
+        if (lane == 0) out[s] = sum;
+      } else if (lane == 0) {
+        if (len <= kTile) block_tier[atomicAdd(&block_tier_count, 1)] = s;  // integer atomic: order does not matter
+        else long_start = s;  // at most one segment longer than a tile begins in a tile
+      }
     }
   }
   __syncthreads();
-  if (warp != 0) return;
 
-  // Thread 0 joins the warps' records in warp order. What crosses the block's edges becomes a part:
-  // the segment that began before the block (head part) and the one that goes on after it (tail part).
-  if (lane == 0) {
-    bool pending = false, pending_head = false, have_head = false, have_tail = false;
-    std::int64_t pseg = -1, hseg = -1, tseg = -1;
-    float pval = 0.0f, hval = 0.0f, tval = 0.0f;
-    for (int i = 0; i < kWarps; ++i) {
-      const WarpRecord& r = records[i];
-      if (r.empty) continue;
-      if (r.crossing_in) {
-        const float v = pending ? pval + r.in_val : r.in_val;
-        const bool head = pending ? pending_head : true;
-        if (!r.closes_in) {
-          pending = true, pseg = r.ks, pval = v, pending_head = head;
-          continue;
-        }
-        if (head) have_head = true, hseg = r.ks, hval = v;
-        else out[r.ks] = v;
-      }
-      pending = r.crossing_out;
-      if (pending) pseg = r.ke, pval = r.out_val, pending_head = false;
-    }
-    if (pending && pending_head) have_head = true, hseg = pseg, hval = pval;
-    if (pending && !pending_head) have_tail = true, tseg = pseg, tval = pval;
-    finish[0] = finish[1] = -1;
-    // Each part: publish it, then count it; the block that counts last adds the parts.
-    for (int j = 0; j < 2; ++j) {
-      if (!(j == 0 ? have_head : have_tail)) continue;
-      const std::int64_t s = j == 0 ? hseg : tseg;
-      (j == 0 ? head_parts : tail_parts)[blockIdx.x] = j == 0 ? hval : tval;
-      __threadfence();
-      const std::int64_t bs = block_of_round(offsets[s] / kRound, chunks, blocks);
-      const std::int64_t be = block_of_round((offsets[s + 1] - 1) / kRound, chunks, blocks);
-      if (atomicAdd(&arrivals[bs], 1u) == static_cast<unsigned>(be - bs)) finish[j] = s;
+  // Block tier: each segment of (kWarpMax, kTile] that begins here, summed by the whole block.
+  for (int i = 0; i < block_tier_count; ++i) {
+    const std::int64_t s = block_tier[i];
+    const float sum = block_sum(range_share<kBlock>(in, offsets[s], offsets[s + 1], threadIdx.x));
+    if (threadIdx.x == 0) out[s] = sum;
+    __syncthreads();
+  }
+
+  // Several blocks: this tile's parts of the segments longer than a tile.
+  if (first > 0 && offsets[first] > tile_begin) {  // segment first - 1 covers the tile's first float
+    const std::int64_t a = offsets[first - 1], e = offsets[first];
+    if (e - a > kTile) {
+      const float part = block_sum(range_share<kBlock>(in, tile_begin, e < tile_end ? e : tile_end, threadIdx.x));
+      if (threadIdx.x == 0) slots[2 * t + 1] = part;
+      __syncthreads();
     }
   }
-  __syncwarp();
-  for (int j = 0; j < 2; ++j) {
-    const std::int64_t s = finish[j];
-    if (s < 0) continue;
-    __threadfence();
-    const std::int64_t bs = block_of_round(offsets[s] / kRound, chunks, blocks);
-    const std::int64_t be = block_of_round((offsets[s + 1] - 1) / kRound, chunks, blocks);
-    float v = 0.0f;
-    for (std::int64_t b = bs + lane; b <= be; b += 32) v += b == bs ? __ldcg(tail_parts + b) : __ldcg(head_parts + b);
-    v = agent::warp_reduce(v, agent::Plus{});
-    if (lane == 0) {
-      out[s] = v;
-      arrivals[bs] = 0;  // ready for the next launch
-    }
+  const std::int64_t s = long_start;
+  if (s >= 0) {
+    const float part = block_sum(range_share<kBlock>(in, offsets[s], tile_end, threadIdx.x));
+    if (threadIdx.x == 0) slots[2 * t] = part;
   }
+  if (threadIdx.x == 0) starts[t] = s;
 }
 
-std::int64_t rounds(std::int64_t n) { return std::max<std::int64_t>(1, reduce::ceil_div(n, kRound)); }
-std::int64_t max_blocks(std::int64_t n) {
-  return std::min(kMaxBlocks, reduce::ceil_div(rounds(n), kWarps * kMinRoundsPerWarp));
+// Kernel 2, block t: when a segment longer than a tile begins in tile t, adds its parts in tile order
+// (slots[2t], then slots[2k + 1] for the later tiles k it touches) into out[segment].
+__global__ void __launch_bounds__(kBlock) sum_parts(const std::int64_t* offsets, const float* slots,
+                                                   const std::int64_t* starts, float* out) {
+  const std::int64_t t = blockIdx.x, s = starts[t];
+  if (s < 0) return;
+  const std::int64_t last_tile = (offsets[s + 1] - 1) / kTile;
+  float v = threadIdx.x == 0 ? slots[2 * t] : 0.0f;
+  for (std::int64_t k = t + 1 + threadIdx.x; k <= last_tile; k += kBlock) v += slots[2 * k + 1];
+  v = block_sum(v);
+  if (threadIdx.x == 0) out[s] = v;
 }
 
-// Blocks of one wave on the current device: SM count x resident blocks from the occupancy API,
-// asked once per device and kernel (a launch must not pay for the query inside a timed region).
-template <bool Aligned>
-cudaError_t wave_blocks(std::int64_t& blocks) {
-  constexpr int kMaxDevices = 64;
-  static int cached[kMaxDevices] = {};
-  int device = 0;
-  CUDA_TRY(cudaGetDevice(&device));
-  if (device < kMaxDevices && cached[device] > 0) {
-    blocks = cached[device];
-    return cudaSuccess;
-  }
-  int sms = 0, per_sm = 0;
-  CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, segmented_sum<Aligned>, kBlock, 0));
-  blocks = std::max(1, sms * per_sm);
-  if (device < kMaxDevices) cached[device] = static_cast<int>(blocks);
-  return cudaSuccess;
-}
-
-template <bool Aligned>
-cudaError_t launch_aligned(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments,
-                           float* out, reduce::Scratch scratch, cudaStream_t stream) {
-  std::int64_t wave = 0;
-  CUDA_TRY(wave_blocks<Aligned>(wave));
-  const std::int64_t blocks = std::min(wave, max_blocks(n)), cap = max_blocks(n);
-  auto* const arrivals = static_cast<unsigned*>(scratch.data);
-  auto* const head_parts = reinterpret_cast<float*>(arrivals + cap);
-  auto* const tail_parts = head_parts + cap;
-  // The counters must start at zero; each launch leaves them at zero, but a fresh scratch is not.
-  CUDA_TRY(cudaMemsetAsync(arrivals, 0, blocks * sizeof(unsigned), stream));
-  segmented_sum<Aligned><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(in, n, offsets, segments, out, rounds(n),
-                                                                               arrivals, head_parts, tail_parts);
-  return cudaGetLastError();
-}
+std::int64_t tiles(std::int64_t n) { return n > 0 ? reduce::ceil_div(n, kTile) : 1; }
 
 }  // namespace
 
 std::size_t scratch_bytes(std::int64_t n) {
-  return static_cast<std::size_t>(max_blocks(n)) * (sizeof(unsigned) + 2 * sizeof(float));
+  return static_cast<std::size_t>(tiles(n)) * (2 * sizeof(float) + sizeof(std::int64_t));
 }
 
 cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments, float* out,
                    reduce::Scratch scratch, cudaStream_t stream) {
   if (segments == 0) return cudaSuccess;
-  if (n < 0 || scratch.bytes < scratch_bytes(n)) return cudaErrorInvalidValue;
-  if (reinterpret_cast<std::uintptr_t>(in) % 16 == 0)
-    return launch_aligned<true>(in, n, offsets, segments, out, scratch, stream);
-  return launch_aligned<false>(in, n, offsets, segments, out, scratch, stream);
+  const std::int64_t grid = tiles(n);
+  if (scratch.bytes < scratch_bytes(n) || grid > 0x7fffffff) return cudaErrorInvalidValue;
+  auto* const starts = static_cast<std::int64_t*>(scratch.data);  // 8-byte aligned first
+  auto* const slots = reinterpret_cast<float*>(starts + grid);
+  sum_tiles<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(in, offsets, segments, out, slots, starts);
+  CUDA_TRY(cudaGetLastError());
+  sum_parts<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(offsets, slots, starts, out);
+  return cudaGetLastError();
 }
 
 std::size_t cub_scratch_bytes(std::int64_t segments) {

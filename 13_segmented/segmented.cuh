@@ -4,8 +4,7 @@
 // s = 0 .. segments-1, on `stream`, and return the first CUDA error. Offsets are 64-bit device
 // pointers; they must already be valid (validate_offsets() in segments.hpp checks them on the host):
 // non-decreasing, offsets[0] >= 0, offsets[segments] <= n. Neither launcher synchronizes, allocates or
-// modifies its input; both are deterministic (the same bits every run on one GPU; the suite's launcher
-// sizes its grid from the GPU, so another GPU may round differently).
+// modifies its input; both are deterministic (the same bits every run on one GPU).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,15 +16,14 @@
 
 namespace seg {
 
-// Length classes the report counts segments in (main.cu's "<= 32 / <= 2048 / <= 16384 / longer") and
-// the tests build segments around. The kernel does not branch on them: it cuts the work by elements,
-// so every length takes the same path (segmented.cu says how, README.md why).
+// Floats per tile: the unit of work of one block of the suite's kernel. A segment longer than a tile
+// is summed by several blocks (one per tile it touches); one of up to a tile by one block, or by one
+// warp, or by one thread, by its length (segmented.cu says where each bound comes from).
 constexpr std::int64_t kTile = 16384;
-constexpr std::int64_t kThreadMax = 32;
-constexpr std::int64_t kWarpMax = 2048;
+constexpr std::int64_t kThreadMax = 32;   // a thread sums a segment of at most this many floats...
+constexpr std::int64_t kWarpMax = 2048;   // ...a warp one of at most this many, a block one of at most kTile
 
-// Device scratch the suite's launcher needs for n floats (independent of the offsets): a counter and
-// two partial sums per block, for at most a few thousand blocks.
+// Device scratch the suite's launcher needs for n floats (independent of the offsets).
 std::size_t scratch_bytes(std::int64_t n);
 
 cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments, float* out,

@@ -42,8 +42,6 @@ struct Case {
     const std::int64_t n = static_cast<std::int64_t>(host.size()), s = segments();
     reduce::DeviceBuffer<unsigned char> scratch(cub ? seg::cub_scratch_bytes(s) : seg::scratch_bytes(n));
     reduce::DeviceBuffer<float> out(s);
-    // Scratch as a fresh allocation may leave it: not zero (the launcher must not rely on zeros).
-    if (scratch.bytes() > 0) CUDA_CHECK(cudaMemset(scratch.get(), 0xAB, scratch.bytes()));
     std::vector<float> first(s), again(s);
     for (int r = 0; r < runs; ++r) {
       if (s > 0) CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
@@ -162,94 +160,6 @@ TEST(Segmented, DeterministicAcrossRuns) {
   for (const char* name : {"powerlaw", "uniform32", "whole"}) {
     const std::int64_t n = (std::int64_t{1} << 24) + 1;
     Case(n, seg::make_offsets(name, n, 3), Pattern::uniform).expect_correct(Pattern::uniform, false, 20);
-  }
-}
-
-// The load-balanced path: the work is cut into rounds of 128 floats and equal runs of rounds per warp,
-// so segments are tested against those edges rather than against their own lengths.
-Offsets from_lengths(std::int64_t start, const std::vector<std::int64_t>& lengths) {
-  Offsets o{start};
-  for (std::int64_t len : lengths) o.push_back(o.back() + len);
-  return o;
-}
-
-std::uint64_t lcg(std::uint64_t& state) { return state = state * 6364136223846793005ull + 1442695040888963407ull, state >> 33; }
-
-TEST(SegmentedLoadBalanced, EveryLengthFrom0To64Mixed) {
-  SKIP_WITHOUT_GPU();
-  // Every length 0..64 many times in a shuffled order, from every start modulo 4, n not a multiple of 4.
-  std::uint64_t state = 7;
-  for (std::int64_t start = 0; start < 4; ++start) {
-    std::vector<std::int64_t> lengths;
-    for (int rep = 0; rep < 400; ++rep)
-      for (std::int64_t len = 0; len <= 64; ++len) lengths.push_back(len);
-    for (std::size_t i = lengths.size() - 1; i > 0; --i) std::swap(lengths[i], lengths[lcg(state) % (i + 1)]);
-    const Offsets o = from_lengths(start, lengths);
-    Case(o.back() + 1 + start, o, Pattern::integers).expect_correct(Pattern::integers, false, 3);
-  }
-}
-
-TEST(SegmentedLoadBalanced, SegmentsAcrossRoundsWarpsAndBlocks) {
-  SKIP_WITHOUT_GPU();
-  // Lengths at and around 128 (a round) and around the runs of warps and blocks at small n (at least
-  // 16 rounds per warp), next to tiny ones, so segments begin and end on and beside every edge.
-  const std::int64_t edges[] = {1, 127, 128, 129, 255, 256, 257, 2047, 2048, 2049, 4095, 4096, 16383, 16384, 16385, 65537};
-  std::uint64_t state = 11;
-  for (std::int64_t n : {std::int64_t{4099}, std::int64_t{65536}, std::int64_t{300007}, std::int64_t{3000017}}) {
-    std::vector<std::int64_t> lengths;
-    std::int64_t total = 0;
-    while (total < n) {
-      const std::int64_t len = lcg(state) % 3 == 0 ? static_cast<std::int64_t>(lcg(state) % 5) : edges[lcg(state) % 16];
-      if (total + len > n) break;
-      lengths.push_back(len);
-      total += len;
-    }
-    Case(n, from_lengths(0, lengths), Pattern::integers).expect_correct(Pattern::integers);
-  }
-}
-
-TEST(SegmentedLoadBalanced, AllEmpty) {
-  SKIP_WITHOUT_GPU();
-  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{4099}, std::int64_t{1000003}}) {
-    for (std::int64_t at : {std::int64_t{0}, n / 2, n}) {
-      const Case c(n, Offsets(1000, at), Pattern::integers);
-      const std::vector<float> out = c.run();
-      for (std::size_t s = 0; s < out.size(); ++s) ASSERT_EQ(out[s], 0.0f) << "n " << n << ", segment " << s;
-    }
-  }
-}
-
-TEST(SegmentedLoadBalanced, OneGiantSegmentAmongManyTiny) {
-  SKIP_WITHOUT_GPU();
-  std::uint64_t state = 3;
-  std::vector<std::int64_t> lengths;
-  for (int i = 0; i < 50000; ++i) lengths.push_back(static_cast<std::int64_t>(lcg(state) % 9));
-  lengths.push_back(5000003);
-  for (int i = 0; i < 50000; ++i) lengths.push_back(static_cast<std::int64_t>(lcg(state) % 9));
-  const Offsets o = from_lengths(3, lengths);
-  Case(o.back() + 2, o, Pattern::integers).expect_correct(Pattern::integers, false, 3);
-  Case(o.back() + 2, o, Pattern::mixed).expect_correct(Pattern::mixed);
-}
-
-TEST(SegmentedLoadBalanced, MisalignedInputPointer) {
-  SKIP_WITHOUT_GPU();
-  // The input starting 1..3 floats past a 16-byte boundary takes the scalar-load kernel.
-  const std::int64_t n = 100003;
-  Offsets o = seg::make_offsets("uniform32", n, 2);
-  std::vector<float> host(n + 3);
-  reduce::fill_input(host.data(), n + 3, Pattern::integers, 4);
-  reduce::DeviceBuffer<float> in(n + 3), out(o.size() - 1);
-  reduce::DeviceBuffer<std::int64_t> d_offsets(o.size());
-  reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes(n));
-  CUDA_CHECK(cudaMemcpy(in.get(), host.data(), in.bytes(), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(d_offsets.get(), o.data(), d_offsets.bytes(), cudaMemcpyHostToDevice));
-  for (int shift = 1; shift < 4; ++shift) {
-    CUDA_CHECK(seg::launch(in.get() + shift, n, d_offsets.get(), static_cast<std::int64_t>(o.size()) - 1, out.get(),
-                           {scratch.get(), scratch.bytes()}, nullptr));
-    std::vector<float> result(o.size() - 1);
-    CUDA_CHECK(cudaMemcpy(result.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
-    const seg::SegmentsCheck c = seg::check_segments(host.data() + shift, o, result.data(), Pattern::integers);
-    EXPECT_EQ(c.wrong, 0) << "shift " << shift << ": first wrong segment " << c.first_wrong;
   }
 }
 
