@@ -54,11 +54,12 @@ double headline(const reduce::TypedReference<T>& r) {
   else return static_cast<double>(r.mean);
 }
 
+const reduce::Bench& bench();
+
 template <typename T, Op O>
 void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduce::Emitter& emit) {
   using S = step12::State<T, O>;
   using OpT = reduce::op_t<O, T>;
-  const char* const name = "12_types_ops";
   const std::int64_t n = opt.n;
   const reduce::LaunchConfig cfg{step12::kBlock, device.ordinal, device.sm_count};
   const std::size_t scratch_bytes = step12::scratch_bytes<T, O>(n, cfg);
@@ -108,58 +109,27 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
                  })
                  .summary;
 
-  reduce::Report r;
-  r.step = name;
-  r.lesson = "any type, any associative and commutative operator";
+  reduce::Report r = reduce::fill_common(bench(), opt, device);
   r.element_bytes = sizeof(T);
   r.element_name = std::string(reduce::to_string(reduce::type_tag<T>())) + "s";
-  r.device = device;
-  r.n = n;
-  r.pattern = opt.pattern;
-  r.seed = opt.seed;
-  r.block = shape.block;
-  r.grid = shape.grid;
-  r.launches = shape.launches;
-  r.iters = opt.iters;
-  r.warmup = opt.warmup;
-  r.ms = mine.summary;
   r.cpu_ms = cpu_ms;
-  r.deterministic = true;
-  r.runs_total = runs;
-  r.runs_identical = mine.identical;
-  r.fits_in_l2 = n * static_cast<std::int64_t>(sizeof(T)) <= device.l2_bytes;
-
-  int first_wrong = -1;
-  for (int k = 0; k < runs; ++k) {
-    const reduce::Check c = reduce::check_typed<T, O>(*mine.run(k), ref, opt.pattern);
-    r.runs_correct += c.passed;
-    if (!c.passed && first_wrong < 0) first_wrong = k;
-  }
-  const int shown = first_wrong >= 0 ? first_wrong : runs - 1;
-  std::string failed_field;
-  const reduce::Check c = reduce::check_typed<T, O>(*mine.run(shown), ref, opt.pattern, &failed_field);
-  r.result = headline<T, O>(*mine.run(shown));
-  r.reference = headline<T, O>(ref);
-  r.abs_error = c.abs_error;
-  r.tolerance = c.tolerance;
-  r.exact_check = c.exact;
-  r.input_unchanged = reduce::device_equals_host(in.get(), host.get(), n);
-  r.passed = r.runs_correct == runs && r.input_unchanged && r.runs_identical;
-  reduce::derive_rates(r);
+  reduce::fill_timing(r, mine, shape);
+  const int first_wrong = reduce::check_runs(r, [&](int k) {
+    reduce::Verdict v;
+    v.check = reduce::check_typed<T, O>(*mine.run(k), ref, opt.pattern, &v.what);
+    v.passed = v.check.passed;
+    v.result = headline<T, O>(*mine.run(k));
+    v.reference = headline<T, O>(ref);
+    return v;
+  });
+  reduce::finish(r, reduce::device_equals_host(in.get(), host.get(), n));
 
   r.extra = {reduce::text_field("type", reduce::to_string(reduce::type_tag<T>())),
              reduce::text_field("op", reduce::to_string(O))};
-  add_result_fields<T, O>(*mine.run(shown), r.extra);
+  add_result_fields<T, O>(*mine.run(first_wrong >= 0 ? first_wrong : runs - 1), r.extra);
   r.extra.push_back(reduce::number_field("cub_passes", O == Op::stats ? 4 : 1));
   reduce::add_comparison(r, "cub", cub.summary);
   if constexpr (O == Op::stats) reduce::add_comparison(r, "sum", sum_ms);
-
-  if (first_wrong >= 0)
-    std::fprintf(stderr, "%s: run %d of %d: %s is wrong: got %.17g, reference %.17g (|error| %.3g, allowed %.3g)\n",
-                 name, first_wrong + 1, runs, failed_field.empty() ? "the result" : failed_field.c_str(), r.result,
-                 r.reference, c.abs_error, c.tolerance);
-  if (!r.input_unchanged) std::fprintf(stderr, "%s: the step modified its input\n", name);
-  if (!r.runs_identical) std::fprintf(stderr, "%s: repeated runs gave different bits\n", name);
   emit(r);
 }
 
@@ -195,9 +165,7 @@ reduce::Bench make_bench() {
   };
   for (reduce::Pattern p : {reduce::Pattern::nan, reduce::Pattern::inf, reduce::Pattern::ties, reduce::Pattern::limits})
     b.spec.patterns.push_back(p);
-  b.spec.default_block = step12::kBlock;
-  b.spec.block_refused = "this step runs " + std::to_string(step12::kBlock) +
-                         " threads per block (a template parameter, step 10's default)";
+  b.spec.block = step12::kBlockRule;
   b.spec.notes =
       "Besides the step, the run times CUB's DeviceReduce for the same type and operator (stats: its four\n"
       "passes Sum, Min, Max and a sum of squares) and, for stats, this step's sum of the same type; the record\n"
@@ -207,6 +175,11 @@ reduce::Bench make_bench() {
   return b;
 }
 
+const reduce::Bench& bench() {
+  static const reduce::Bench b = make_bench();
+  return b;
+}
+
 }  // namespace
 
-int main(int argc, char** argv) { return reduce::run_bench(make_bench(), argc, argv); }
+int main(int argc, char** argv) { return reduce::run_bench(bench(), argc, argv); }

@@ -34,12 +34,13 @@ void add_errors(reduce::Report& r, const std::string& name, float x, const repro
 
 bool same_bits(float a, float b) { return std::isnan(a) ? std::isnan(b) : std::memcmp(&a, &b, sizeof a) == 0; }
 
+const reduce::Bench& bench();
+
 void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduce::Emitter& emit) {
-  const char* const name = "15_reproducible";
   const std::int64_t n = opt.n;
   const std::int64_t grid = opt.extra.at("--grid").empty() ? 0 : std::stoll(opt.extra.at("--grid"));
   const reduce::LaunchConfig cfg{opt.block, device.ordinal, device.sm_count, grid};
-  const reduce::LaunchConfig cfg10{step10::kStep.default_block, device.ordinal, device.sm_count};
+  const reduce::LaunchConfig cfg10{step10::kStep.block.size, device.ordinal, device.sm_count};
   const reduce::LaunchConfig cfg11{reduce::kDefaultBlock, device.ordinal, device.sm_count};
   const std::size_t bytes15 = repro::scratch_bytes(n, cfg), bytes10 = step10::kStep.scratch_bytes(n, cfg10),
                     bytes11 = step11::kStep.scratch_bytes(n, cfg11);
@@ -80,43 +81,23 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
     g2g = reduce::run_slots<float>(opt.warmup, opt.iters, 1, flusher, stream.get(),
                                    [&](float* out, int) { return repro_cub::sum(in.get(), n, out, stream.get()); });
 
-  reduce::Report r;
-  r.step = name;
-  r.lesson = repro::kStep.lesson;
-  r.device = device;
-  r.n = n;
-  r.pattern = opt.pattern;
-  r.seed = opt.seed;
-  r.block = shape.block;
-  r.grid = shape.grid;
-  r.launches = shape.launches;
-  r.iters = opt.iters;
-  r.warmup = opt.warmup;
-  r.ms = mine.summary;
+  reduce::Report r = reduce::fill_common(bench(), opt, device);
   r.cpu_ms = cpu_ms;
-  r.deterministic = true;
-  r.runs_total = runs;
-  r.runs_identical = mine.identical;
-  r.fits_in_l2 = n * static_cast<std::int64_t>(sizeof(float)) <= device.l2_bytes;
+  reduce::fill_timing(r, mine, shape);
   // Every run must be within the suite's tolerance and have the model's bits.
-  int first_wrong = -1;
-  for (int k = 0; k < runs; ++k) {
+  const int first_wrong = reduce::check_runs(r, [&](int k) {
     const float x = *mine.run(k);
-    const bool ok = reduce::check_result(x, ref, n, opt.pattern).passed || (std::isnan(x) && std::isnan(model)) ||
-                    (std::isinf(x) && x == model);
-    r.runs_correct += ok && same_bits(x, model);
-    if (!(ok && same_bits(x, model)) && first_wrong < 0) first_wrong = k;
-  }
+    reduce::Verdict v;
+    v.check = reduce::check_result(x, ref, n, opt.pattern);
+    const bool ok = v.check.passed || (std::isnan(x) && std::isnan(model)) || (std::isinf(x) && x == model);
+    v.passed = ok && same_bits(x, model);
+    v.result = x;
+    v.reference = ref.sum;
+    v.note = "bits " + repro::bits_text(x) + ", the order's CPU model gives " + repro::bits_text(model);
+    return v;
+  });
+  reduce::finish(r, reduce::device_equals_host(in.get(), host.get(), n));
   const float shown = *mine.run(first_wrong >= 0 ? first_wrong : runs - 1);
-  const reduce::Check c = reduce::check_result(shown, ref, n, opt.pattern);
-  r.result = shown;
-  r.reference = ref.sum;
-  r.abs_error = c.abs_error;
-  r.tolerance = c.tolerance;
-  r.exact_check = c.exact;
-  r.input_unchanged = reduce::device_equals_host(in.get(), host.get(), n);
-  r.passed = r.runs_correct == runs && r.input_unchanged && r.runs_identical;
-  reduce::derive_rates(r);
 
   r.extra = {reduce::text_field("result_bits", repro::bits_text(shown)),
              reduce::text_field("model_bits", repro::bits_text(model)),
@@ -143,19 +124,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
     r.extra.push_back(reduce::text_field("cub_g2g", repro_cub::why_absent()));
   }
 
-  if (first_wrong >= 0)
-    std::fprintf(stderr, "%s: run %d of %d gave %s (%.9g); the order's CPU model gives %s (%.9g), reference %.17g\n", name,
-                 first_wrong + 1, runs, repro::bits_text(*mine.run(first_wrong)).c_str(), *mine.run(first_wrong),
-                 repro::bits_text(model).c_str(), model, ref.sum);
-  if (!r.input_unchanged) std::fprintf(stderr, "%s: the step modified its input\n", name);
-  if (!r.runs_identical) std::fprintf(stderr, "%s: repeated runs gave different bits\n", name);
   emit(r);
-}
-
-std::string check_grid(const std::string& v) {
-  char* end = nullptr;
-  const long long g = std::strtoll(v.c_str(), &end, 10);
-  return (!v.empty() && !*end && g >= 1 && g <= 0x7fffffff) ? "" : "a block count from 1 to 2147483647";
 }
 
 reduce::Bench make_bench() {
@@ -166,10 +135,10 @@ reduce::Bench make_bench() {
   grid.metavar = "N";
   grid.help = "blocks (default: SMs x resident blocks per SM, at most one per tile): imitates another GPU;\n"
               "                   the result's bits must not change";
-  grid.check = check_grid;
+  grid.check = reduce::integer_in(1, 0x7fffffff);
   b.spec.extra = {grid};
   for (reduce::Pattern p : {reduce::Pattern::nan, reduce::Pattern::inf}) b.spec.patterns.push_back(p);
-  b.spec.default_block = repro::kStep.default_block;
+  b.spec.block = repro::kStep.block;
   b.spec.notes =
       "The result must have the bits of the CPU model of the step's order (order.hpp). The same run times step 10,\n"
       "CUB's DeviceReduce::Sum (toolkit CCCL) and, when built with a CCCL 3.5 (-DCCCL_DIR), CUB's gpu_to_gpu sum;\n"
@@ -179,6 +148,11 @@ reduce::Bench make_bench() {
   return b;
 }
 
+const reduce::Bench& bench() {
+  static const reduce::Bench b = make_bench();
+  return b;
+}
+
 }  // namespace
 
-int main(int argc, char** argv) { return reduce::run_bench(make_bench(), argc, argv); }
+int main(int argc, char** argv) { return reduce::run_bench(bench(), argc, argv); }
