@@ -5,12 +5,10 @@
 
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness.cuh"
-#include "input.hpp"
 #include "segmented.cuh"
 #include "segments.hpp"
 
@@ -31,8 +29,6 @@ void check(const reduce::Options& opt) {
   seg::validate_offsets(seg::read_offsets(path), opt.n);
 }
 
-const reduce::Bench& bench();
-
 void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduce::Emitter& emit) {
   const std::int64_t n = opt.n;
   const std::string file = opt.extra.at("--offsets");
@@ -46,44 +42,26 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   reduce::ensure_device_memory(n * sizeof(float) + offsets.size() * 8 + 2 * runs * segments * sizeof(float) +
                                scratch_bytes + cub_bytes + 2 * device.l2_bytes + (64 << 20));
 
-  std::unique_ptr<float[]> host(new float[std::max<std::int64_t>(n, 1)]);
-  reduce::fill_input(host.get(), n, opt.pattern, opt.seed);
-  // The CPU yardsticks: the plain loop over the floats the segments cover, on one core and on all.
-  float cpu_result = 0.0f;
-  int cpu_threads = 0;
-  const float* first = host.get() + offsets.front();
-  const double cpu_ms = reduce::time_cpu_sum(first, covered, opt.cpu_runs, &cpu_result);
-  const double cpu_parallel_ms = reduce::time_cpu_sum_parallel(first, covered, opt.cpu_runs, &cpu_result, &cpu_threads);
-
-  reduce::Stream stream;
-  reduce::DeviceBuffer<float> in(n);
+  reduce::Testbed<float> bed(opt, device);
   reduce::DeviceBuffer<std::int64_t> d_offsets(offsets.size());
-  reduce::DeviceBuffer<unsigned char> scratch(scratch_bytes), cub_scratch(cub_bytes);
-  reduce::L2Flusher flusher(device);
-  CUDA_CHECK(cudaMemcpy(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(d_offsets.get(), offsets.data(), d_offsets.bytes(), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));
-
-  const reduce::Runs<float> mine = reduce::run_slots<float>(opt.warmup, opt.iters, segments, flusher, stream.get(),
-                                                            [&](float* out, int) {
-    return seg::launch(in.get(), n, d_offsets.get(), segments, out, {scratch.get(), scratch.bytes()}, stream.get());
+  const auto scratch = bed.scratch(scratch_bytes), cub_scratch = bed.scratch(cub_bytes);
+  const auto mine = bed.time<float>(segments, [&](float* out, int) {
+    return seg::launch(bed.in.get(), n, d_offsets.get(), segments, out, reduce::view(scratch), bed.stream.get());
   });
-  const reduce::Runs<float> cub = reduce::run_slots<float>(opt.warmup, opt.iters, segments, flusher, stream.get(),
-                                                           [&](float* out, int) {
-    return seg::launch_cub(in.get(), d_offsets.get(), segments, out, {cub_scratch.get(), cub_scratch.bytes()},
-                           stream.get());
+  const auto cub = bed.time<float>(segments, [&](float* out, int) {
+    return seg::launch_cub(bed.in.get(), d_offsets.get(), segments, out, reduce::view(cub_scratch), bed.stream.get());
   });
   // Every run equals run 0 bit for bit (Runs::identical), so checking run 0 checks them all.
-  const seg::SegmentsCheck check = seg::check_segments(host.get(), offsets, mine.run(0), opt.pattern);
-  const seg::SegmentsCheck cub_check = seg::check_segments(host.get(), offsets, cub.run(0), opt.pattern);
+  const seg::SegmentsCheck check = seg::check_segments(bed.host.get(), offsets, mine.run(0), opt.pattern);
+  const seg::SegmentsCheck cub_check = seg::check_segments(bed.host.get(), offsets, cub.run(0), opt.pattern);
 
-  reduce::Report r = reduce::fill_common(bench(), opt, device);
+  reduce::Report r = reduce::fill_common(emit, opt, device);
   // Bytes counted: the floats inside segments once, and the S + 1 offsets once (CUB reads begin and end
   // offsets, the suite's kernel reads most of them twice; both from cache). Outputs are not counted.
   r.bytes = 4.0 * covered + 8.0 * (segments + 1);
-  r.cpu_ms = cpu_ms;
-  r.cpu_parallel_ms = cpu_parallel_ms;
-  r.cpu_threads = cpu_threads;
+  // The CPU yardsticks: the plain loop over the floats the segments cover, on one core and on all.
+  reduce::time_cpu_yardsticks(r, bed.host.get() + offsets.front(), covered, opt.cpu_runs);
   reduce::fill_timing(r, mine);
   // Run 0's every segment is checked; every other run must have its bits.
   reduce::check_runs(r, [&](int k) {
@@ -104,7 +82,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
     }
     return v;
   });
-  reduce::finish(r, reduce::device_equals_host(in.get(), host.get(), n));
+  reduce::finish(r, bed.input_unchanged());
 
   // Segments by the length bounds of the tiers (segmented.cuh).
   std::int64_t tier[4] = {0, 0, 0, 0};
@@ -154,11 +132,6 @@ reduce::Bench make_bench() {
   return b;
 }
 
-const reduce::Bench& bench() {
-  static const reduce::Bench b = make_bench();
-  return b;
-}
-
 }  // namespace
 
-int main(int argc, char** argv) { return reduce::run_bench(bench(), argc, argv); }
+int main(int argc, char** argv) { return reduce::run_bench(make_bench(), argc, argv); }

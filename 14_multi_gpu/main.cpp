@@ -37,8 +37,6 @@ using multigpu::world;
 constexpr const char* kStep = "14_multi_gpu";  // the record's step: both programs are this one step
 constexpr const char* kLesson = "one array over several GPUs: step 10 on each shard, NCCL joins the partial sums";
 
-const reduce::Bench& bench();
-
 // One size: load, the CPU yardsticks (rank 0), run, check, and the record (printed by rank 0).
 // Team: how the GPUs reduce the array together (team.cuh: step 10 per shard, an all-gather and the
 // add in rank order); any type with Team's members serves, so another way of summing is another Team.
@@ -49,7 +47,7 @@ void measure_size(Team& team, const reduce::Options& opt, const multigpu::Plan& 
   const bool baseline = plan.single_gpu || gpus == 1;
   reduce::Options at_n = opt;
   at_n.n = n;
-  reduce::Report r = reduce::fill_common(bench(), at_n, team.first_device());
+  reduce::Report r = reduce::fill_common(emit, at_n, team.first_device());
   if (world.root() && opt.cpu_runs > 0) {  // the whole array in host memory, for these only
     std::unique_ptr<float[]> host(new float[std::max<std::int64_t>(n, 1)]);
     reduce::fill_input(host.get(), n, opt.pattern, opt.seed);
@@ -62,22 +60,14 @@ void measure_size(Team& team, const reduce::Options& opt, const multigpu::Plan& 
   multigpu::Timings t = team.run(opt.warmup, opt.iters);
   world.max_each(t.ms);
   world.max_each(t.collective_ms);
-  const bool identical = std::all_of(t.results.begin(), t.results.end(), [&](float x) {
-    return std::memcmp(&x, &t.results[0], sizeof x) == 0;
-  });
+  const bool identical = std::all_of(t.results.begin(), t.results.end(),
+                                     [&](float x) { return std::memcmp(&x, &t.results[0], sizeof x) == 0; });
   reduce::LaunchShape shape = team.shard_shape();
   if (shape.launches == 0) shape.block = team.block();
   shape.grid *= gpus;  // every GPU's blocks, so that per_thread reads right
   shape.launches += 1; // step 10's kernels and the add in rank order (NCCL's not counted)
   reduce::fill_timing(r, reduce::summarize(t.ms), identical, shape);
-  reduce::check_runs(r, [&](int k) {
-    reduce::Verdict v;
-    v.check = reduce::check_result(t.results[k], ref, n, opt.pattern);
-    v.passed = v.check.passed;
-    v.result = t.results[k];
-    v.reference = ref.sum;
-    return v;
-  }, world.root());
+  reduce::check_runs(r, [&](int k) { return reduce::Verdict(t.results[k], ref, n, opt.pattern); }, world.root());
   reduce::finish(r, world.all(team.input_unchanged()), world.root());
 
   multigpu::TeamFields f;
@@ -146,11 +136,6 @@ reduce::Bench make_bench() {
   return b;
 }
 
-const reduce::Bench& bench() {
-  static const reduce::Bench b = make_bench();
-  return b;
-}
-
 }  // namespace
 
 // A main() of its own rather than the one line run_bench(bench, argc, argv) of the other steps: under
@@ -161,7 +146,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   world.join();
 #endif
-  int code = reduce::run_bench(bench(), argc, argv);
+  int code = reduce::run_bench(make_bench(), argc, argv);
   code = world.agree(code);
 #ifdef REDUCE_WITH_MPI
   MPI_Finalize();

@@ -18,51 +18,26 @@
 namespace reduce {
 namespace {
 
-Verdict verdict_of(float x, const Reference& ref, std::int64_t n, Pattern p) {
-  Verdict v;
-  v.check = check_result(x, ref, n, p);
-  v.passed = v.check.passed;
-  v.result = x;
-  v.reference = ref.sum;
-  return v;
-}
 
 // The measurement of a progression step: n floats of the pattern, the CPU reference and yardsticks, the
 // step's timed runs, every run checked against the reference.
 Report measure(const Step& step, const Bench& bench, const Options& opt, const DeviceInfo& device) {
-  const std::int64_t n = opt.n;
   const LaunchConfig cfg{opt.block, device.ordinal, device.sm_count};
-  const std::size_t scratch_bytes = step.scratch_bytes(n, cfg);
-  ensure_device_memory(n * sizeof(float) + scratch_bytes + 2 * device.l2_bytes + (64 << 20));
+  const std::size_t scratch_bytes = step.scratch_bytes(opt.n, cfg);
+  ensure_device_memory(opt.n * sizeof(float) + scratch_bytes + 2 * device.l2_bytes + (64 << 20));
 
-  // Host side: input, reference, yardsticks.
-  std::unique_ptr<float[]> host(new float[std::max<std::int64_t>(n, 1)]);
-  fill_input(host.get(), n, opt.pattern, opt.seed);
-  const Reference ref = reference_sum(host.get(), n);
+  Testbed<float> bed(opt, device);
+  const Reference ref = reference_sum(bed.host.get(), bed.n);
   Report r = fill_common(bench, opt, device);
-  float cpu_result = 0.0f;
-  r.cpu_ms = time_cpu_sum(host.get(), n, opt.cpu_runs, &cpu_result);
-  r.cpu_parallel_ms = time_cpu_sum_parallel(host.get(), n, opt.cpu_runs, &cpu_result, &r.cpu_threads);
+  time_cpu_yardsticks(r, bed.host.get(), bed.n, opt.cpu_runs);
 
-  // Device side: everything allocated before the first timed run.
-  Stream stream;
-  DeviceBuffer<float> in(n);
-  DeviceBuffer<unsigned char> scratch(scratch_bytes);
-  L2Flusher flusher(device);
-  CUDA_CHECK(cudaMemcpyAsync(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice, stream.get()));
-  CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), stream.get()));  // the contract in step.cuh
-  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-
-  LaunchShape shape;  // the first run reports its launches here
-  LaunchConfig first_cfg = cfg;
-  first_cfg.shape = &shape;
-  const Runs<float> runs = run_slots<float>(opt.warmup, opt.iters, 1, flusher, stream.get(), [&](float* out, int k) {
-    return step.launch(in.get(), n, out, Scratch{scratch.get(), scratch.bytes()}, k == 0 ? first_cfg : cfg,
-                       stream.get());
+  const DeviceBuffer<unsigned char> scratch = bed.scratch(scratch_bytes);
+  const Runs<float> runs = bed.time<float>(1, [&](float* out, int k) {
+    return step.launch(bed.in.get(), bed.n, out, view(scratch), bed.config(cfg, k), bed.stream.get());
   });
-  fill_timing(r, runs, shape);
-  check_runs(r, [&](int k) { return verdict_of(*runs.run(k), ref, n, opt.pattern); });
-  finish(r, device_equals_host(in.get(), host.get(), n));
+  fill_timing(r, runs, bed.shape);
+  check_runs(r, [&](int k) { return Verdict(*runs.run(k), ref, bed.n, opt.pattern); });
+  finish(r, bed.input_unchanged());
   return r;
 }
 
@@ -174,7 +149,7 @@ int run_bench(const Bench& bench, int argc, char** argv) {
     }
     if (bench.check) bench.check(opt);
     const DeviceInfo device = bench.opens_own_devices ? DeviceInfo{} : open_device(opt.device);
-    Emitter emit(opt.format);
+    Emitter emit(opt.format, bench);
     bench.measure(opt, device, emit);
     if (emit.emitted() == 0) std::fprintf(stderr, "%s: the run produced no record\n", program);
     return emit.all_passed() ? 0 : 1;
@@ -225,8 +200,9 @@ int check_runs(Report& r, const std::function<Verdict(int)>& verdict, bool speak
     r.runs_correct += ok;
     if (!ok && first_wrong < 0) first_wrong = k;
   }
-  if (r.runs_total == 0) return -1;
-  const Verdict v = verdict(first_wrong >= 0 ? first_wrong : r.runs_total - 1);
+  const int shown = first_wrong >= 0 ? first_wrong : r.runs_total - 1;
+  if (shown < 0) return 0;
+  const Verdict v = verdict(shown);
   r.result = v.result;
   r.reference = v.reference;
   r.abs_error = v.check.abs_error;
@@ -237,7 +213,13 @@ int check_runs(Report& r, const std::function<Verdict(int)>& verdict, bool speak
                  r.step.c_str(), static_cast<long long>(r.n), first_wrong + 1, r.runs_total,
                  v.what.empty() ? "the result" : v.what.c_str(), v.result, v.reference, v.check.abs_error,
                  v.check.tolerance, v.note.empty() ? "" : "; ", v.note.c_str());
-  return first_wrong;
+  return shown;
+}
+
+void time_cpu_yardsticks(Report& r, const float* x, std::int64_t n, int runs) {
+  float result = 0.0f;
+  r.cpu_ms = time_cpu_sum(x, n, runs, &result);
+  r.cpu_parallel_ms = time_cpu_sum_parallel(x, n, runs, &result, &r.cpu_threads);
 }
 
 void finish(Report& r, bool input_unchanged, bool speak) {

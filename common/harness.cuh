@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,46 @@ Runs<S> run_slots(int warmup, int iters, std::int64_t count, L2Flusher& flusher,
   return r;
 }
 
+// The input of one measurement and the means to time launchers on it: n elements of opt.pattern on the
+// host and the same uploaded to the device, a stream and an L2 flusher. time<S>() is run_slots with the
+// options' warm-up and timed runs on that stream; config(cfg, k) is cfg with run 0 reporting its launches
+// into `shape` (the record's grid, block and kernels).
+template <typename T>
+struct Testbed {
+  Testbed(const Options& opt_, const DeviceInfo& device) : opt(opt_), n(opt_.n), host(new T[std::max<std::int64_t>(n, 1)]), in(n), flusher(device) {
+    fill_input(host.get(), n, opt.pattern, opt.seed);
+    CUDA_CHECK(cudaMemcpyAsync(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice, stream.get()));
+    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  }
+  // Device scratch of `bytes`, zero-filled before any launch (the contract in step.cuh).
+  DeviceBuffer<unsigned char> scratch(std::size_t bytes) const {
+    DeviceBuffer<unsigned char> s(bytes);
+    CUDA_CHECK(cudaMemsetAsync(s.get(), 0, s.bytes(), stream.get()));  // ordered before the launches on stream
+    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    return s;
+  }
+  template <typename S, typename Launch>  // Launch: cudaError_t(S* out, int run)
+  Runs<S> time(std::int64_t count, Launch&& launch) {
+    return run_slots<S>(opt.warmup, opt.iters, count, flusher, stream.get(), std::forward<Launch>(launch));
+  }
+  LaunchConfig config(LaunchConfig cfg, int run) {
+    if (run == 0) cfg.shape = &shape;
+    return cfg;
+  }
+  bool input_unchanged() const { return device_equals_host(in.get(), host.get(), n); }
+
+  const Options& opt;
+  std::int64_t n;
+  std::unique_ptr<T[]> host;
+  Stream stream;
+  DeviceBuffer<T> in;
+  L2Flusher flusher;
+  LaunchShape shape;
+};
+
+// A scratch buffer as launchers take it.
+inline Scratch view(const DeviceBuffer<unsigned char>& b) { return Scratch{b.get(), b.bytes()}; }
+
 // The median milliseconds of `runs` calls of body() on the CPU (0 when runs is 0): a CPU yardstick.
 double time_cpu(int runs, const std::function<void()>& body);
 
@@ -99,15 +141,18 @@ int guarded_main(const char* program, const std::int64_t& n, const std::function
 // ensure_device_memory), fills the record through the engine (below) and hands each finished Report to
 // emit(); a sweep emits several. The run's exit code is 0 when every emitted report passed, 1 otherwise (and
 // when none was emitted).
+struct Bench;
 class Emitter {
  public:
-  explicit Emitter(Format format) : format_(format) {}
+  Emitter(Format format, const Bench& bench) : format_(format), bench_(bench) {}
   void operator()(const Report& r);
   int emitted() const { return emitted_; }
   bool all_passed() const { return emitted_ > 0 && failed_ == 0; }
+  const Bench& bench() const { return bench_; }  // the step whose records these are (fill_common)
 
  private:
   Format format_;
+  const Bench& bench_;
   int emitted_ = 0, failed_ = 0;
 };
 
@@ -129,7 +174,7 @@ int run_bench(const Bench& bench, int argc, char** argv);
 
 // ---------------------------------------------------------------------------------------------
 // The record, filled by the engine. A step's measure() runs and times what it compares, then:
-//   Report r = fill_common(bench, opt, device);   step, lesson, device, n, pattern, seed, iters, warmup,
+//   Report r = fill_common(emit, opt, device);    step, lesson, device, n, pattern, seed, iters, warmup,
 //                                                 runs_total, block (the rule's), the determinism claim
 //   fill_timing(r, mine, shape);                  the step's timed runs and its first launch's shape
 //   check_runs(r, verdict);                       every run checked; the first wrong one shown and told
@@ -137,6 +182,9 @@ int run_bench(const Bench& bench, int argc, char** argv);
 // and adds only its own fields (r.extra, add_comparison) before emit(r).
 
 Report fill_common(const Bench& bench, const Options& opt, const DeviceInfo& device);
+inline Report fill_common(const Emitter& emit, const Options& opt, const DeviceInfo& device) {
+  return fill_common(emit.bench(), opt, device);
+}
 
 // The timed runs' summary, whether every run gave the bits of the first, and the launch shape the
 // first run reported (grid, block, kernels), where it reported one.
@@ -148,6 +196,11 @@ void fill_timing(Report& r, const Runs<S>& runs, const LaunchShape& shape = {}) 
 
 // One run's result against its reference.
 struct Verdict {
+  Verdict() = default;
+  Verdict(const Check& c, double result_, double reference_, std::string what_ = "")
+      : passed(c.passed), result(result_), reference(reference_), check(c), what(std::move(what_)) {}
+  // A float sum against the double reference (check_result).
+  Verdict(float x, const Reference& ref, std::int64_t n, Pattern p) : Verdict(check_result(x, ref, n, p), x, ref.sum) {}
   bool passed = false;
   double result = 0.0, reference = 0.0;  // as the record shows them (stats: the mean)
   Check check;                           // |error|, tolerance and whether exact
@@ -156,9 +209,13 @@ struct Verdict {
 };
 
 // Asks verdict(k) for runs k = 0 .. r.runs_total - 1, counts runs_correct, and sets result, reference,
-// abs_error, tolerance and exact_check from the first wrong run (else the last). The first wrong run is
-// told in one line on stderr (unless speak is false). Returns its index, or -1.
+// abs_error, tolerance and exact_check from the run the record shows: the first wrong one, else the
+// last. The first wrong run is told in one line on stderr (unless speak is false). Returns the shown run.
 int check_runs(Report& r, const std::function<Verdict(int)>& verdict, bool speak = true);
+
+// The CPU yardsticks over x[0..n) (Report::cpu_ms, cpu_parallel_ms, cpu_threads): the plain loop on one
+// core and the vectorized one on all, each the median of `runs` (0: not timed).
+void time_cpu_yardsticks(Report& r, const float* x, std::int64_t n, int runs);
 
 // passed (every run correct, the input unchanged, the same bits every run where the step claims it),
 // fits_in_l2 (of the bytes read), the rates (derive_rates), and a line on stderr for each failure that

@@ -104,6 +104,9 @@ std::string json_number(double v) {
   return buf;
 }
 
+std::string exact_text(long long v) { return std::to_string(v); }
+std::string exact_text(double v) { return general(v); }
+
 Field text_field(std::string name, std::string value) { return Field{Field::string, std::move(name), std::move(value)}; }
 Field number_field(std::string name, double value) { return Field{Field::number, std::move(name), general(value)}; }
 Field bool_field(std::string name, bool value) { return Field{Field::boolean, std::move(name), value ? "true" : "false"}; }
