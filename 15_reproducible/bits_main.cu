@@ -77,6 +77,7 @@ class Output {
     std::string tmpl = path_ + ".XXXXXX";
     const int fd = mkstemp(tmpl.data());
     if (fd < 0) throw reduce::UsageError("--write: cannot write " + path_ + " (" + std::strerror(errno) + ")");
+    fchmod(fd, 0644);  // as a file written in place would be, not mkstemp's 0600
     close(fd);
     tmp_ = tmpl;
   }
