@@ -175,6 +175,7 @@ Report fill_common(const Bench& bench, const Options& opt, const DeviceInfo& dev
   r.pattern = opt.pattern;
   r.seed = opt.seed;
   r.block = bench.spec.block.kind == BlockRule::chosen ? 0 : opt.block;  // fixed: the parser set opt.block to it
+  r.block_rule = bench.spec.block.kind_name();
   r.iters = opt.iters;
   r.warmup = opt.warmup;
   r.runs_total = opt.warmup + opt.iters;

@@ -55,6 +55,7 @@ struct Report {
   Pattern pattern = Pattern::uniform;
   std::uint64_t seed = 0;
   int block = 0;            // 0 when the step chooses its own launch shape
+  std::string block_rule;   // how the block is decided (BlockRule): free, fixed or chosen
   std::int64_t grid = 0;    // blocks of the step's first kernel (0: not known, e.g. chosen by a library)
   int launches = 0;         // kernels per reduction (0: not known)
   int iters = 0, warmup = 0;

@@ -56,10 +56,14 @@ TEST(Engine, FillCommonTakesTheOptionsAndTheBlockRule) {
   EXPECT_EQ(free.n, 1000);
   EXPECT_EQ(free.seed, 7u);
   EXPECT_EQ(free.block, 128);
+  EXPECT_EQ(free.block_rule, "free");
+  EXPECT_NE(reduce::format_json(free).find("\"block_rule\": \"free\""), std::string::npos);
   EXPECT_EQ(free.runs_total, 11);
   EXPECT_TRUE(free.deterministic);
   opt.block = 0;  // what the parser leaves for a rule that chooses inside
-  EXPECT_EQ(reduce::fill_common(made_up_bench(reduce::BlockRule::inside("chosen")), opt, reduce::DeviceInfo{}).block, 0);
+  const Report chosen = reduce::fill_common(made_up_bench(reduce::BlockRule::inside("chosen")), opt, reduce::DeviceInfo{});
+  EXPECT_EQ(chosen.block, 0);
+  EXPECT_EQ(chosen.block_rule, "chosen");
   Report shaped = free;
   reduce::fill_timing(shaped, reduce::Summary{}, true, reduce::LaunchShape{64, 512, 2});
   EXPECT_EQ(shaped.block, 512);  // the launch the step reported wins
