@@ -49,7 +49,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "00_atomic", "one atomicAdd per element", /*deterministic=*/false, /*uses_block=*/true,
+    "00_atomic", "one atomicAdd per element", /*deterministic=*/false, reduce::BlockRule::any(),
     scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
 
 }  // namespace step00

@@ -61,7 +61,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "01_interleaved", "interleaved tree (divergent)", /*deterministic=*/true, /*uses_block=*/true,
+    "01_interleaved", "interleaved tree (divergent)", /*deterministic=*/true, reduce::BlockRule::any(),
     scratch_bytes, launch};
 
 }  // namespace step01

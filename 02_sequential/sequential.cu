@@ -60,7 +60,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "02_sequential", "sequential addressing", /*deterministic=*/true, /*uses_block=*/true,
+    "02_sequential", "sequential addressing", /*deterministic=*/true, reduce::BlockRule::any(),
     scratch_bytes, launch};
 
 }  // namespace step02

@@ -99,7 +99,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "05_multi_element", "many elements per thread (grid-stride)", /*deterministic=*/true, /*uses_block=*/true,
+    "05_multi_element", "many elements per thread (grid-stride)", /*deterministic=*/true, reduce::BlockRule::any(),
     scratch_bytes, launch};
 
 }  // namespace step05

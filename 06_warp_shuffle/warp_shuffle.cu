@@ -95,7 +95,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "06_warp_shuffle", "warp shuffle reduction", /*deterministic=*/true, /*uses_block=*/true,
+    "06_warp_shuffle", "warp shuffle reduction", /*deterministic=*/true, reduce::BlockRule::any(),
     scratch_bytes, launch};
 
 }  // namespace step06

@@ -111,7 +111,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "07_cooperative_grid", "one cooperative launch (grid.sync)", /*deterministic=*/true, /*uses_block=*/true,
+    "07_cooperative_grid", "one cooperative launch (grid.sync)", /*deterministic=*/true, reduce::BlockRule::any(),
     scratch_bytes, launch};
 
 }  // namespace step07

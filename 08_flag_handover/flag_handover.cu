@@ -134,7 +134,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "08_flag_handover", "only block 0 waits (flagged slots)", /*deterministic=*/true, /*uses_block=*/true,
+    "08_flag_handover", "only block 0 waits (flagged slots)", /*deterministic=*/true, reduce::BlockRule::any(),
     scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
 
 }  // namespace step08

@@ -151,7 +151,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "09_vector_loads", "16-byte (float4) loads", /*deterministic=*/true, /*uses_block=*/true,
+    "09_vector_loads", "16-byte (float4) loads", /*deterministic=*/true, reduce::BlockRule::any(),
     scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
 
 }  // namespace step09

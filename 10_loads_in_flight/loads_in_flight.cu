@@ -161,7 +161,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "10_loads_in_flight", "tiles with several loads in flight", /*deterministic=*/true, /*uses_block=*/true,
-    scratch_bytes, launch, /*needs_zeroed_scratch=*/true, /*default_block=*/512};
+    "10_loads_in_flight", "tiles with several loads in flight", /*deterministic=*/true, reduce::BlockRule::any(512),
+    scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
 
 }  // namespace step10

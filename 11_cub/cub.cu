@@ -33,7 +33,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "11_cub", "library: cub::DeviceReduce::Sum", /*deterministic=*/true, /*uses_block=*/false,
-    scratch_bytes, launch};
+    "11_cub", "library: cub::DeviceReduce::Sum", /*deterministic=*/true,
+    reduce::BlockRule::inside("CUB chooses its launch shape for the GPU it runs on"), scratch_bytes, launch};
 
 }  // namespace step11

@@ -1,27 +1,17 @@
 // 12_types_ops's record for the harness (reduce::Bench): its options (--type, --op), and one
 // measurement: the step's reduction for that type and operator, CUB's DeviceReduce for the same,
 // and for stats this step's sum of the same type, each timed and checked the same way.
-#include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness.cuh"
-#include "input.hpp"
 #include "types_ops.cuh"
 
 namespace {
 
+using reduce::exact_text;
 using reduce::Op;
 using reduce::Type;
-
-template <typename V>
-std::string exact_text(V v) {  // integers in full, floats to round-trip precision
-  char buf[64];
-  if constexpr (std::is_integral_v<V>) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-  else std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(v));
-  return buf;
-}
 
 // The result's fields for the record: the value itself, or the parts of stats.
 template <typename T, Op O>
@@ -58,94 +48,49 @@ template <typename T, Op O>
 void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduce::Emitter& emit) {
   using S = step12::State<T, O>;
   using OpT = reduce::op_t<O, T>;
-  const char* const name = "12_types_ops";
   const std::int64_t n = opt.n;
-  const reduce::LaunchConfig cfg{step12::kBlock, device.ordinal, device.sm_count};
-  const std::size_t scratch_bytes = step12::scratch_bytes<T, O>(n, cfg);
-  const std::size_t sum_scratch_bytes = step12::scratch_bytes<T, Op::sum>(n, cfg);
-  const std::size_t cub_bytes = step12::cub_scratch_bytes<T, O>(n);
+  const reduce::LaunchConfig cfg{opt.block, device.ordinal, device.sm_count};  // opt.block: the fixed 512
+  const std::size_t scratch_bytes = step12::scratch_bytes<T, O>(n, cfg), cub_bytes = step12::cub_scratch_bytes<T, O>(n),
+                    sum_scratch_bytes = step12::scratch_bytes<T, Op::sum>(n, cfg);
   const int runs = opt.warmup + opt.iters;
   reduce::ensure_device_memory(n * sizeof(T) + scratch_bytes + sum_scratch_bytes + cub_bytes +
                                3 * runs * sizeof(S) + 2 * device.l2_bytes + (64 << 20));
 
-  std::unique_ptr<T[]> host(new T[std::max<std::int64_t>(n, 1)]);
-  reduce::fill_input(host.get(), n, opt.pattern, opt.seed);
-  const reduce::TypedReference<T> ref = reduce::typed_reference(host.get(), n, /*moments=*/O == Op::stats);
+  reduce::Testbed<T> bed(opt, device);
+  const reduce::TypedReference<T> ref = reduce::typed_reference(bed.host.get(), n, /*moments=*/O == Op::stats);
   // The CPU yardstick: the same operator folded element by element on one core.
   const double cpu_ms = reduce::time_cpu(opt.cpu_runs, [&] {
     S s = OpT::identity();
-    for (std::int64_t i = 0; i < n; ++i) s = OpT::combine(s, OpT::lift(host[i]));
+    for (std::int64_t i = 0; i < n; ++i) s = OpT::combine(s, OpT::lift(bed.host[i]));
     volatile double sink = headline<T, O>(s);
     (void)sink;
   });
-
-  reduce::Stream stream;
-  reduce::DeviceBuffer<T> in(n);
-  reduce::DeviceBuffer<unsigned char> scratch(scratch_bytes), sum_scratch(sum_scratch_bytes), cub_scratch(cub_bytes);
-  reduce::L2Flusher flusher(device);
-  CUDA_CHECK(cudaMemcpyAsync(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice, stream.get()));
-  for (auto* s : {&scratch, &sum_scratch}) CUDA_CHECK(cudaMemsetAsync(s->get(), 0, s->bytes(), stream.get()));
-  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-
-  reduce::LaunchShape shape;
-  reduce::LaunchConfig first_cfg = cfg;
-  first_cfg.shape = &shape;
-  const reduce::Runs<S> mine = reduce::run_slots<S>(opt.warmup, opt.iters, 1, flusher, stream.get(), [&](S* out, int k) {
-    return step12::launch<T, O>(in.get(), n, out, {scratch.get(), scratch.bytes()}, k == 0 ? first_cfg : cfg,
-                                stream.get());
+  const auto scratch = bed.scratch(scratch_bytes), sum_scratch = bed.scratch(sum_scratch_bytes),
+             cub_scratch = bed.scratch(cub_bytes);
+  const auto mine = bed.template time<S>(1, [&](S* out, int k) {
+    return step12::launch<T, O>(bed.in.get(), n, out, reduce::view(scratch), bed.config(cfg, k), bed.stream.get());
   });
-  const reduce::Runs<S> cub = reduce::run_slots<S>(opt.warmup, opt.iters, 1, flusher, stream.get(), [&](S* out, int) {
-    return step12::cub_launch<T, O>(in.get(), n, out, {cub_scratch.get(), cub_scratch.bytes()}, stream.get());
+  const auto cub = bed.template time<S>(1, [&](S* out, int) {
+    return step12::cub_launch<T, O>(bed.in.get(), n, out, reduce::view(cub_scratch), bed.stream.get());
   });
   // stats: the plain sum of the same type, timed the same way (the bar: stats >= 0.95x of it).
   reduce::Summary sum_ms;
   if constexpr (O == Op::stats)
-    sum_ms = reduce::run_slots<step12::State<T, Op::sum>>(
-                 opt.warmup, opt.iters, 1, flusher, stream.get(),
-                 [&](step12::State<T, Op::sum>* out, int) {
-                   return step12::launch<T, Op::sum>(in.get(), n, out, {sum_scratch.get(), sum_scratch.bytes()}, cfg,
-                                                     stream.get());
-                 })
-                 .summary;
+    sum_ms = bed.template time<step12::State<T, Op::sum>>(1, [&](step12::State<T, Op::sum>* out, int) {
+                  return step12::launch<T, Op::sum>(bed.in.get(), n, out, reduce::view(sum_scratch), cfg, bed.stream.get());
+                }).summary;
 
-  reduce::Report r;
-  r.step = name;
-  r.lesson = "any type, any associative and commutative operator";
+  reduce::Report r = reduce::fill_common(emit, opt, device);
   r.element_bytes = sizeof(T);
   r.element_name = std::string(reduce::to_string(reduce::type_tag<T>())) + "s";
-  r.device = device;
-  r.n = n;
-  r.pattern = opt.pattern;
-  r.seed = opt.seed;
-  r.block = shape.block;
-  r.grid = shape.grid;
-  r.launches = shape.launches;
-  r.iters = opt.iters;
-  r.warmup = opt.warmup;
-  r.ms = mine.summary;
   r.cpu_ms = cpu_ms;
-  r.deterministic = true;
-  r.runs_total = runs;
-  r.runs_identical = mine.identical;
-  r.fits_in_l2 = n * static_cast<std::int64_t>(sizeof(T)) <= device.l2_bytes;
-
-  int first_wrong = -1;
-  for (int k = 0; k < runs; ++k) {
-    const reduce::Check c = reduce::check_typed<T, O>(*mine.run(k), ref, opt.pattern);
-    r.runs_correct += c.passed;
-    if (!c.passed && first_wrong < 0) first_wrong = k;
-  }
-  const int shown = first_wrong >= 0 ? first_wrong : runs - 1;
-  std::string failed_field;
-  const reduce::Check c = reduce::check_typed<T, O>(*mine.run(shown), ref, opt.pattern, &failed_field);
-  r.result = headline<T, O>(*mine.run(shown));
-  r.reference = headline<T, O>(ref);
-  r.abs_error = c.abs_error;
-  r.tolerance = c.tolerance;
-  r.exact_check = c.exact;
-  r.input_unchanged = reduce::device_equals_host(in.get(), host.get(), n);
-  r.passed = r.runs_correct == runs && r.input_unchanged && r.runs_identical;
-  reduce::derive_rates(r);
+  reduce::fill_timing(r, mine, bed.shape);
+  const int shown = reduce::check_runs(r, [&](int k) {
+    std::string what;
+    const reduce::Check c = reduce::check_typed<T, O>(*mine.run(k), ref, opt.pattern, &what);
+    return reduce::Verdict(c, headline<T, O>(*mine.run(k)), headline<T, O>(ref), what);
+  });
+  reduce::finish(r, bed.input_unchanged());
 
   r.extra = {reduce::text_field("type", reduce::to_string(reduce::type_tag<T>())),
              reduce::text_field("op", reduce::to_string(O))};
@@ -153,26 +98,12 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   r.extra.push_back(reduce::number_field("cub_passes", O == Op::stats ? 4 : 1));
   reduce::add_comparison(r, "cub", cub.summary);
   if constexpr (O == Op::stats) reduce::add_comparison(r, "sum", sum_ms);
-
-  if (first_wrong >= 0)
-    std::fprintf(stderr, "%s: run %d of %d: %s is wrong: got %.17g, reference %.17g (|error| %.3g, allowed %.3g)\n",
-                 name, first_wrong + 1, runs, failed_field.empty() ? "the result" : failed_field.c_str(), r.result,
-                 r.reference, c.abs_error, c.tolerance);
-  if (!r.input_unchanged) std::fprintf(stderr, "%s: the step modified its input\n", name);
-  if (!r.runs_identical) std::fprintf(stderr, "%s: repeated runs gave different bits\n", name);
   emit(r);
 }
 
-template <typename E>
-E by_name(const std::string& s, std::initializer_list<E> all) {
-  for (E e : all)
-    if (s == reduce::to_string(e)) return e;
-  return *all.begin();  // unreachable: the option parser accepts only the names
-}
-
 void measure_chosen(const reduce::Options& opt, const reduce::DeviceInfo& device, reduce::Emitter& emit) {
-  const Type type = by_name(opt.extra.at("--type"), {Type::f32, Type::f64, Type::i32, Type::i64});
-  const Op op = by_name(opt.extra.at("--op"), {Op::sum, Op::min, Op::max, Op::stats});
+  const Type type = reduce::by_name(opt.extra.at("--type"), {Type::f32, Type::f64, Type::i32, Type::i64});
+  const Op op = reduce::by_name(opt.extra.at("--op"), {Op::sum, Op::min, Op::max, Op::stats});
   reduce::with_type(type, [&](auto t) {
     return reduce::with_op(op, [&](auto o) {
       measure<decltype(t), decltype(o)::value>(opt, device, emit);
@@ -195,9 +126,7 @@ reduce::Bench make_bench() {
   };
   for (reduce::Pattern p : {reduce::Pattern::nan, reduce::Pattern::inf, reduce::Pattern::ties, reduce::Pattern::limits})
     b.spec.patterns.push_back(p);
-  b.spec.default_block = step12::kBlock;
-  b.spec.block_refused = "this step runs " + std::to_string(step12::kBlock) +
-                         " threads per block (a template parameter, step 10's default)";
+  b.spec.block = step12::kBlockRule;
   b.spec.notes =
       "Besides the step, the run times CUB's DeviceReduce for the same type and operator (stats: its four\n"
       "passes Sum, Min, Max and a sum of squares) and, for stats, this step's sum of the same type; the record\n"

@@ -12,8 +12,11 @@
 
 namespace step12 {
 
-// Threads per block: step 10's measured best on the H200 (its README), a compile-time constant here.
-constexpr int kBlock = 512;
+// Threads per block: step 10's measured best, fixed here (a template parameter of every kernel), so
+// --block is refused with this reason; kBlock is the rule's size for the kernels.
+constexpr reduce::BlockRule kBlockRule =
+    reduce::BlockRule::always(512, "12_types_ops runs 512 threads per block (a template parameter, step 10's default)");
+constexpr int kBlock = kBlockRule.size;
 
 template <typename T, reduce::Op O>
 using State = typename reduce::op_t<O, T>::State;

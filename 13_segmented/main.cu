@@ -5,12 +5,10 @@
 
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness.cuh"
-#include "input.hpp"
 #include "segmented.cuh"
 #include "segments.hpp"
 
@@ -44,68 +42,47 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   reduce::ensure_device_memory(n * sizeof(float) + offsets.size() * 8 + 2 * runs * segments * sizeof(float) +
                                scratch_bytes + cub_bytes + 2 * device.l2_bytes + (64 << 20));
 
-  std::unique_ptr<float[]> host(new float[std::max<std::int64_t>(n, 1)]);
-  reduce::fill_input(host.get(), n, opt.pattern, opt.seed);
-  // The CPU yardsticks: the plain loop over the floats the segments cover, on one core and on all.
-  float cpu_result = 0.0f;
-  int cpu_threads = 0;
-  const float* first = host.get() + offsets.front();
-  const double cpu_ms = reduce::time_cpu_sum(first, covered, opt.cpu_runs, &cpu_result);
-  const double cpu_parallel_ms = reduce::time_cpu_sum_parallel(first, covered, opt.cpu_runs, &cpu_result, &cpu_threads);
-
-  reduce::Stream stream;
-  reduce::DeviceBuffer<float> in(n);
+  reduce::Testbed<float> bed(opt, device);
   reduce::DeviceBuffer<std::int64_t> d_offsets(offsets.size());
-  reduce::DeviceBuffer<unsigned char> scratch(scratch_bytes), cub_scratch(cub_bytes);
-  reduce::L2Flusher flusher(device);
-  CUDA_CHECK(cudaMemcpy(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(d_offsets.get(), offsets.data(), d_offsets.bytes(), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));
-
-  const reduce::Runs<float> mine = reduce::run_slots<float>(opt.warmup, opt.iters, segments, flusher, stream.get(),
-                                                            [&](float* out, int) {
-    return seg::launch(in.get(), n, d_offsets.get(), segments, out, {scratch.get(), scratch.bytes()}, stream.get());
+  const auto scratch = bed.scratch(scratch_bytes), cub_scratch = bed.scratch(cub_bytes);
+  const auto mine = bed.time<float>(segments, [&](float* out, int) {
+    return seg::launch(bed.in.get(), n, d_offsets.get(), segments, out, reduce::view(scratch), bed.stream.get());
   });
-  const reduce::Runs<float> cub = reduce::run_slots<float>(opt.warmup, opt.iters, segments, flusher, stream.get(),
-                                                           [&](float* out, int) {
-    return seg::launch_cub(in.get(), d_offsets.get(), segments, out, {cub_scratch.get(), cub_scratch.bytes()},
-                           stream.get());
+  const auto cub = bed.time<float>(segments, [&](float* out, int) {
+    return seg::launch_cub(bed.in.get(), d_offsets.get(), segments, out, reduce::view(cub_scratch), bed.stream.get());
   });
   // Every run equals run 0 bit for bit (Runs::identical), so checking run 0 checks them all.
-  const seg::SegmentsCheck check = seg::check_segments(host.get(), offsets, mine.run(0), opt.pattern);
-  const seg::SegmentsCheck cub_check = seg::check_segments(host.get(), offsets, cub.run(0), opt.pattern);
+  const seg::SegmentsCheck check = seg::check_segments(bed.host.get(), offsets, mine.run(0), opt.pattern);
+  const seg::SegmentsCheck cub_check = seg::check_segments(bed.host.get(), offsets, cub.run(0), opt.pattern);
 
-  reduce::Report r;
-  r.step = kName;
-  r.lesson = kLesson;
-  r.device = device;
-  r.n = n;
+  reduce::Report r = reduce::fill_common(emit, opt, device);
   // Bytes counted: the floats inside segments once, and the S + 1 offsets once (CUB reads begin and end
   // offsets, the suite's kernel reads most of them twice; both from cache). Outputs are not counted.
   r.bytes = 4.0 * covered + 8.0 * (segments + 1);
-  r.pattern = opt.pattern;
-  r.seed = opt.seed;
-  r.iters = opt.iters;
-  r.warmup = opt.warmup;
-  r.ms = mine.summary;
-  r.cpu_ms = cpu_ms;
-  r.cpu_parallel_ms = cpu_parallel_ms;
-  r.cpu_threads = cpu_threads;
-  r.deterministic = true;
-  r.runs_total = runs;
-  r.runs_identical = mine.identical;
-  r.runs_correct = check.wrong == 0 && mine.identical ? runs : 0;
-  r.fits_in_l2 = r.bytes <= device.l2_bytes;
-  r.exact_check = check.exact;
-  if (check.wrong > 0) {
-    r.result = check.first_gpu;
-    r.reference = check.first_reference;
-    r.abs_error = check.first_check.abs_error;
-    r.tolerance = check.first_check.tolerance;
-  }
-  r.input_unchanged = reduce::device_equals_host(in.get(), host.get(), n);
-  r.passed = check.wrong == 0 && mine.identical && r.input_unchanged;
-  reduce::derive_rates(r);
+  // The CPU yardsticks: the plain loop over the floats the segments cover, on one core and on all.
+  reduce::time_cpu_yardsticks(r, bed.host.get() + offsets.front(), covered, opt.cpu_runs);
+  reduce::fill_timing(r, mine);
+  // Run 0's every segment is checked; every other run must have its bits.
+  reduce::check_runs(r, [&](int k) {
+    reduce::Verdict v;
+    v.check.exact = check.exact;
+    v.passed = check.wrong == 0 && std::memcmp(mine.run(k), mine.run(0), segments * sizeof(float)) == 0;
+    if (check.wrong > 0) {
+      const std::int64_t s = check.first_wrong;
+      v.result = check.first_gpu;
+      v.reference = check.first_reference;
+      v.check = check.first_check;
+      v.what = "segment " + std::to_string(s) + " [" + std::to_string(offsets[s]) + ", " +
+               std::to_string(offsets[s + 1]) + ")";
+      v.note = std::to_string(check.wrong) + " of " + std::to_string(segments) + " segments wrong";
+    } else if (!v.passed) {
+      v.what = "a segment";
+      v.note = "its bits differ from run 1's";
+    }
+    return v;
+  });
+  reduce::finish(r, bed.input_unchanged());
 
   // Segments by the length bounds of the tiers (segmented.cuh).
   std::int64_t tier[4] = {0, 0, 0, 0};
@@ -125,15 +102,6 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
              reduce::bool_field("cub_runs_identical", cub.identical)};
   reduce::add_comparison(r, "cub", cub.summary);
 
-  if (!r.input_unchanged) std::fprintf(stderr, "%s: the input was modified\n", kName);
-  if (check.wrong > 0)
-    std::fprintf(stderr, "%s: %lld of %lld segments wrong; first: segment %lld [%lld, %lld) gave %.9g, reference %.9g "
-                         "(|error| %.3g, allowed %.3g)\n",
-                 kName, static_cast<long long>(check.wrong), static_cast<long long>(segments),
-                 static_cast<long long>(check.first_wrong), static_cast<long long>(offsets[check.first_wrong]),
-                 static_cast<long long>(offsets[check.first_wrong + 1]), static_cast<double>(check.first_gpu),
-                 check.first_reference, check.first_check.abs_error, check.first_check.tolerance);
-  if (!mine.identical) std::fprintf(stderr, "%s: repeated runs gave different bits\n", kName);
   if (cub_check.wrong > 0 || !cub.identical)
     std::fprintf(stderr, "%s: note: CUB's result %s\n", kName,
                  cub_check.wrong > 0 ? "failed the same check" : "differed between runs");
@@ -154,7 +122,7 @@ reduce::Bench make_bench() {
     if (names[i] == "powerlaw") std::swap(names[i], names[0]);
   b.spec.extra = {{"--segments", names, described},
                   {"--offsets", {}, "a file of S + 1 integers (white space between) instead of --segments", "FILE"}};
-  b.spec.block_refused = "13_segmented chooses its own launch shape per segment length";
+  b.spec.block = reduce::BlockRule::inside("13_segmented chooses its own launch shape per segment length");
   b.spec.notes =
       "Besides the step, the run times cub::DeviceSegmentedReduce::Sum on the same input (cub_median_ms,\n"
       "cub_gbps, vs_cub in the record). Bytes counted: 4 per float inside a segment and 8 per offset.\n"

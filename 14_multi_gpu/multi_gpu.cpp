@@ -33,7 +33,8 @@ reduce::OptionSpec option_spec(bool mpi, int default_block) {
   spec.summary = mpi ? "Sums n floats spread over N GPUs, one process per GPU under mpirun -np N"
                      : "Sums n floats spread over N GPUs, all driven by this one process";
   spec.default_n = kDefaultN;
-  spec.default_block = default_block;
+  spec.block = reduce::BlockRule::any(default_block);
+  spec.refused = {{"--device", mpi ? "rank r uses the r-th GPU of its machine" : "the step uses GPUs 0 .. N-1 (--gpus N)"}};
   reduce::ExtraOption gpus{"--gpus", {}, mpi ? "GPUs, one per rank: must equal mpirun's -np when given"
                                              : "GPUs 0 .. N-1 (every visible GPU when absent)", "N"};
   gpus.check = reduce::integer_in(1, kMaxGpus);
@@ -54,20 +55,15 @@ reduce::OptionSpec option_spec(bool mpi, int default_block) {
       "sums and every GPU adds them in rank order, so the total is bitwise the same on every GPU and run.\n"
       "The default n, 2^30, gives each GPU a shard large enough that the collective is a small share of\n"
       "the time. Besides the common fields, a record has mode, gpus, n_per_gpu, shard_min, shard_max,\n"
-      "collective_ms (the collective alone), collective_share, single_gpu_ms and speedup_vs_single_gpu\n"
-      "(0: not measured), gpus_agree and nccl_version; pct_peak is of the N GPUs' summed peak, and grid\n"
-      "counts every GPU's blocks. --cpu-runs times the plain CPU loop over the whole array (one core;\n"
-      "all cores" + std::string(mpi ? ", on rank 0" : "") + "), which needs the whole array in host memory: 0 skips it.\n"
-      "--device is refused: " +
-      (mpi ? std::string("rank r uses the r-th GPU of its machine.")
-           : std::string("the step uses GPUs 0 .. N-1 (--gpus N)."));
+      "collective_ms (the collective alone), collective_share, gpus_agree and nccl_version, and where the\n"
+      "single-GPU baseline ran, single_gpu_median_ms, single_gpu_gbps and vs_single_gpu (the speedup);\n"
+      "pct_peak is of the N GPUs' summed peak, and grid counts every GPU's blocks. --cpu-runs times the\n"
+      "plain CPU loop over the whole array (one core; all cores" + std::string(mpi ? ", on rank 0" : "") +
+      "), which needs the\nwhole array in host memory: 0 skips it.";
   return spec;
 }
 
 void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks) {
-  if (opt.has("--device"))
-    throw UsageError(mpi ? "--device: not taken here; rank r uses the r-th GPU of its machine"
-                         : "--device: not taken here; the step uses GPUs 0 .. N-1 (--gpus N)");
   if (opt.has("--n") && opt.has("--sweep")) throw UsageError("options --n and --sweep exclude each other");
   const Plan plan = plan_of(opt);
   if (mpi && plan.gpus != 0 && plan.gpus != mpi_ranks)
@@ -105,10 +101,6 @@ double collective_share(const reduce::Report& r, const TeamFields& t) {
   return r.ms.median > 0 ? t.collective_ms.median / r.ms.median : 0.0;
 }
 
-double speedup(const reduce::Report& r, const TeamFields& t) {
-  return t.single_gpu_ms > 0 && r.ms.median > 0 ? t.single_gpu_ms / r.ms.median : 0.0;
-}
-
 std::string nccl_version_string(int code) {
   // NCCL_VERSION(X, Y, Z) is X * 10000 + Y * 100 + Z from NCCL 2.9 on.
   return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
@@ -130,8 +122,6 @@ void add_team_fields(reduce::Report& r, const TeamFields& t) {
       number_field("collective_min_ms", t.collective_ms.min),
       number_field("collective_max_ms", t.collective_ms.max),
       number_field("collective_share", collective_share(r, t)),
-      number_field("single_gpu_ms", t.single_gpu_ms),
-      number_field("speedup_vs_single_gpu", speedup(r, t)),
       bool_field("single_gpu_correct", t.single_gpu_correct),
       bool_field("gpus_agree", t.gpus_agree),
       reduce::text_field("nccl_version", nccl_version_string(t.nccl_version)),

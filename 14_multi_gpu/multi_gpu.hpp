@@ -31,8 +31,8 @@ constexpr std::int64_t kDefaultN = std::int64_t{1} << 30;
 // text, and its --n default. mpi: the one-process-per-GPU build; default_block: step 10's own.
 reduce::OptionSpec option_spec(bool mpi, int default_block);
 
-// What the parser cannot check: --device is refused (the step chooses its GPUs), --n and --sweep
-// exclude each other, and under MPI --gpus must equal the ranks. Throws reduce::UsageError.
+// What the parser cannot check: --n and --sweep exclude each other, and under MPI --gpus must equal the
+// ranks. Throws reduce::UsageError. (--device is refused by the parser: option_spec says why.)
 void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks = 1);
 
 // 14's own options, read from reduce::Options::extra.
@@ -55,18 +55,17 @@ struct TeamFields {
   std::int64_t n_per_gpu = 0;       // with --per-gpu, else 0
   std::int64_t shard_min = 0, shard_max = 0;
   reduce::Summary collective_ms;    // the all-gather of the partials plus the add in rank order, alone
-  double single_gpu_ms = 0.0;       // step 10 alone on one GPU over the whole array (median); 0: not measured
-  bool single_gpu_correct = true;   // that baseline's results, when measured
+  bool single_gpu_correct = true;   // the baseline's results (step 10 alone on one GPU), when measured
   bool gpus_agree = false;          // every GPU (every process) holds the same bits
   int nccl_version = 0;             // ncclGetVersion's code
 };
 
 // Appends 14's fields to r.extra, in a fixed order (a sweep's csv has one header), and sets
-// r.pct_peak against the N GPUs' summed theoretical peak. Call after reduce::derive_rates(r).
+// r.pct_peak against the N GPUs' summed theoretical peak. Call after reduce::finish(r). The single-GPU
+// baseline, where measured, follows through reduce::add_comparison(r, "single_gpu", ...).
 void add_team_fields(reduce::Report& r, const TeamFields& t);
 
 double collective_share(const reduce::Report& r, const TeamFields& t);  // collective median / end-to-end median
-double speedup(const reduce::Report& r, const TeamFields& t);           // single_gpu_ms / median (0: not measured)
 std::string nccl_version_string(int code);                              // 22803 -> "2.28.3"
 
 }  // namespace multigpu

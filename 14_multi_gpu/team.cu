@@ -74,7 +74,7 @@ double elapsed_ms(const reduce::Event& start, const reduce::Event& stop) {
 
 }  // namespace
 
-int shard_step_default_block() { return kShardStep.default_block; }
+int shard_step_default_block() { return kShardStep.block.size; }
 
 void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int line) {
   throw NcclError(std::string("NCCL: ") + call + " failed at " + file + ":" + std::to_string(line) + ": " +

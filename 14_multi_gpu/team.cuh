@@ -41,7 +41,7 @@ class NcclError : public reduce::CudaError {
       ::multigpu::throw_nccl_error(nccl_check_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
-// Threads per block of the kernel every shard runs (step 10's Step::default_block), when --block is not given.
+// Threads per block of the kernel every shard runs (step 10's block rule's size), when --block is not given.
 int shard_step_default_block();
 
 // What one call of Team::run saw on this process's GPUs.

@@ -187,7 +187,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "15_reproducible", "the same bits on any GPU: a fixed order", /*deterministic=*/true, /*uses_block=*/true,
-    scratch_bytes, launch, /*needs_zeroed_scratch=*/true, /*default_block=*/512};
+    "15_reproducible", "the same bits on any GPU: a fixed order", /*deterministic=*/true, reduce::BlockRule::any(512),
+    scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
 
 }  // namespace repro

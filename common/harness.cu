@@ -18,86 +18,26 @@
 namespace reduce {
 namespace {
 
-Report measure(const Step& step, const Options& opt, const DeviceInfo& device) {
-  const std::int64_t n = opt.n;
+
+// The measurement of a progression step: n floats of the pattern, the CPU reference and yardsticks, the
+// step's timed runs, every run checked against the reference.
+Report measure(const Step& step, const Bench& bench, const Options& opt, const DeviceInfo& device) {
   const LaunchConfig cfg{opt.block, device.ordinal, device.sm_count};
-  const int runs = opt.warmup + opt.iters;
-  const std::size_t scratch_bytes = step.scratch_bytes(n, cfg);
-  ensure_device_memory(n * sizeof(float) + scratch_bytes + 2 * device.l2_bytes + (64 << 20));
+  const std::size_t scratch_bytes = step.scratch_bytes(opt.n, cfg);
+  ensure_device_memory(opt.n * sizeof(float) + scratch_bytes + 2 * device.l2_bytes + (64 << 20));
 
-  // Host side: input, reference, baseline.
-  std::unique_ptr<float[]> host(new float[std::max<std::int64_t>(n, 1)]);
-  fill_input(host.get(), n, opt.pattern, opt.seed);
-  const Reference ref = reference_sum(host.get(), n);
-  float cpu_result = 0.0f;
-  const double cpu_ms = time_cpu_sum(host.get(), n, opt.cpu_runs, &cpu_result);
-  int cpu_threads = 0;
-  const double cpu_parallel_ms = time_cpu_sum_parallel(host.get(), n, opt.cpu_runs, &cpu_result, &cpu_threads);
+  Testbed<float> bed(opt, device);
+  const Reference ref = reference_sum(bed.host.get(), bed.n);
+  Report r = fill_common(bench, opt, device);
+  time_cpu_yardsticks(r, bed.host.get(), bed.n, opt.cpu_runs);
 
-  // Device side: everything allocated before the first timed run.
-  Stream stream;
-  DeviceBuffer<float> in(n);
-  DeviceBuffer<unsigned char> scratch(scratch_bytes);
-  L2Flusher flusher(device);
-  CUDA_CHECK(cudaMemcpyAsync(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice, stream.get()));
-  CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), stream.get()));  // the contract in step.cuh
-  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-
-  LaunchShape shape;  // the first run reports its launches here
-  LaunchConfig first_cfg = cfg;
-  first_cfg.shape = &shape;
-  const Runs<float> runs_out = run_slots<float>(opt.warmup, opt.iters, 1, flusher, stream.get(), [&](float* out, int k) {
-    return step.launch(in.get(), n, out, Scratch{scratch.get(), scratch.bytes()}, k == 0 ? first_cfg : cfg,
-                       stream.get());
+  const DeviceBuffer<unsigned char> scratch = bed.scratch(scratch_bytes);
+  const Runs<float> runs = bed.time<float>(1, [&](float* out, int k) {
+    return step.launch(bed.in.get(), bed.n, out, view(scratch), bed.config(cfg, k), bed.stream.get());
   });
-  const std::vector<float>& sums = runs_out.results;
-
-  Report r;
-  r.step = step.name;
-  r.lesson = step.lesson;
-  r.device = device;
-  r.n = n;
-  r.pattern = opt.pattern;
-  r.seed = opt.seed;
-  r.block = shape.launches > 0 ? shape.block : (step.uses_block ? opt.block : 0);
-  r.grid = shape.grid;
-  r.launches = shape.launches;
-  r.iters = opt.iters;
-  r.warmup = opt.warmup;
-  r.ms = runs_out.summary;
-  r.cpu_ms = cpu_ms;
-  r.cpu_parallel_ms = cpu_parallel_ms;
-  r.cpu_threads = cpu_threads;
-  r.reference = ref.sum;
-  r.deterministic = step.deterministic;
-  r.runs_total = runs;
-  r.runs_identical = runs_out.identical;
-  r.fits_in_l2 = n * static_cast<std::int64_t>(sizeof(float)) <= device.l2_bytes;
-
-  // Every run is checked; the report shows the first wrong one, or else the last.
-  int first_wrong = -1;
-  for (int k = 0; k < runs; ++k) {
-    const Check c = check_result(sums[k], ref, n, opt.pattern);
-    r.runs_correct += c.passed;
-    if (!c.passed && first_wrong < 0) first_wrong = k;
-  }
-  const int shown = first_wrong >= 0 ? first_wrong : runs - 1;
-  const Check c = check_result(sums[shown], ref, n, opt.pattern);
-  r.result = sums[shown];
-  r.abs_error = c.abs_error;
-  r.tolerance = c.tolerance;
-  r.exact_check = c.exact;
-  r.input_unchanged = device_equals_host(in.get(), host.get(), n);
-  const bool determinism_kept = !step.deterministic || r.runs_identical;
-  r.passed = r.runs_correct == runs && r.input_unchanged && determinism_kept;
-  derive_rates(r);
-
-  if (first_wrong >= 0)
-    std::fprintf(stderr, "%s: run %d of %d returned %.9g, reference %.9g (|error| %.3g, allowed %.3g)\n", step.name,
-                 first_wrong + 1, runs, static_cast<double>(sums[first_wrong]), ref.sum, c.abs_error, c.tolerance);
-  if (!r.input_unchanged) std::fprintf(stderr, "%s: the step modified its input\n", step.name);
-  if (!determinism_kept)
-    std::fprintf(stderr, "%s: claims determinism, but repeated runs gave different bits\n", step.name);
+  fill_timing(r, runs, bed.shape);
+  check_runs(r, [&](int k) { return Verdict(*runs.run(k), ref, bed.n, opt.pattern); });
+  finish(r, bed.input_unchanged());
   return r;
 }
 
@@ -198,38 +138,103 @@ void Emitter::operator()(const Report& r) {
 }
 
 int run_bench(const Bench& bench, int argc, char** argv) {
+  const char* program = bench.program ? bench.program : bench.name;
   Options opt;
   opt.n = bench.spec.default_n;
-  return guarded_main(bench.name, opt.n, [&] {
+  return guarded_main(program, opt.n, [&] {
     opt = parse_options(argc, argv, bench.spec);
     if (opt.help) {
-      std::cout << usage(bench.name, bench.lesson, bench.spec);
+      std::cout << usage(program, bench.lesson, bench.spec);
       return 0;
     }
     if (bench.check) bench.check(opt);
     const DeviceInfo device = bench.opens_own_devices ? DeviceInfo{} : open_device(opt.device);
-    Emitter emit(opt.format);
+    Emitter emit(opt.format, bench);
     bench.measure(opt, device, emit);
-    if (emit.emitted() == 0) std::fprintf(stderr, "%s: the run produced no record\n", bench.name);
+    if (emit.emitted() == 0) std::fprintf(stderr, "%s: the run produced no record\n", program);
     return emit.all_passed() ? 0 : 1;
   });
 }
 
 int run_step(const Step& step, int argc, char** argv) {
-  Options opt;
-  OptionSpec spec;
-  spec.default_block = step.default_block;
-  return guarded_main(step.name, opt.n, [&] {
-    opt = parse_options(argc, argv, spec);
-    if (opt.help) {
-      std::cout << usage(step.name, step.lesson, spec);
-      return 0;
-    }
-    const DeviceInfo device = open_device(opt.device);
-    const Report r = measure(step, opt, device);
-    print_report(r, opt.format);
-    return r.passed ? 0 : 1;
-  });
+  Bench bench{step.name, step.lesson};
+  bench.spec.block = step.block;
+  bench.deterministic = step.deterministic;
+  bench.measure = [&](const Options& opt, const DeviceInfo& device, Emitter& emit) {
+    emit(measure(step, bench, opt, device));
+  };
+  return run_bench(bench, argc, argv);
+}
+
+Report fill_common(const Bench& bench, const Options& opt, const DeviceInfo& device) {
+  Report r;
+  r.step = bench.name;
+  r.lesson = bench.lesson;
+  r.device = device;
+  r.n = opt.n;
+  r.pattern = opt.pattern;
+  r.seed = opt.seed;
+  r.block = bench.spec.block.kind == BlockRule::chosen ? 0 : opt.block;  // fixed: the parser set opt.block to it
+  r.block_rule = bench.spec.block.kind_name();
+  r.iters = opt.iters;
+  r.warmup = opt.warmup;
+  r.runs_total = opt.warmup + opt.iters;
+  r.deterministic = bench.deterministic;
+  return r;
+}
+
+void fill_timing(Report& r, const Summary& ms, bool identical, const LaunchShape& shape) {
+  r.ms = ms;
+  r.runs_identical = identical;
+  if (shape.launches > 0) {
+    r.block = shape.block;
+    r.grid = shape.grid;
+    r.launches = shape.launches;
+  }
+}
+
+int check_runs(Report& r, const std::function<Verdict(int)>& verdict, bool speak) {
+  int first_wrong = -1;
+  r.runs_correct = 0;
+  for (int k = 0; k < r.runs_total; ++k) {
+    const bool ok = verdict(k).passed;
+    r.runs_correct += ok;
+    if (!ok && first_wrong < 0) first_wrong = k;
+  }
+  const int shown = first_wrong >= 0 ? first_wrong : r.runs_total - 1;
+  if (shown < 0) return 0;
+  const Verdict v = verdict(shown);
+  r.result = v.result;
+  r.reference = v.reference;
+  r.abs_error = v.check.abs_error;
+  r.tolerance = v.check.tolerance;
+  r.exact_check = v.check.exact;
+  if (first_wrong >= 0 && speak)
+    std::fprintf(stderr, "%s: n = %lld: run %d of %d: %s is %.17g, reference %.17g (|error| %.3g, allowed %.3g)%s%s\n",
+                 r.step.c_str(), static_cast<long long>(r.n), first_wrong + 1, r.runs_total,
+                 v.what.empty() ? "the result" : v.what.c_str(), v.result, v.reference, v.check.abs_error,
+                 v.check.tolerance, v.note.empty() ? "" : "; ", v.note.c_str());
+  return shown;
+}
+
+void time_cpu_yardsticks(Report& r, const float* x, std::int64_t n, int runs) {
+  float result = 0.0f;
+  r.cpu_ms = time_cpu_sum(x, n, runs, &result);
+  r.cpu_parallel_ms = time_cpu_sum_parallel(x, n, runs, &result, &r.cpu_threads);
+}
+
+void finish(Report& r, bool input_unchanged, bool speak) {
+  r.input_unchanged = input_unchanged;
+  r.fits_in_l2 = bytes_read(r) <= static_cast<double>(r.device.l2_bytes);
+  const bool determinism_kept = !r.deterministic || r.runs_identical;
+  r.passed = r.runs_total > 0 && r.runs_correct == r.runs_total && r.input_unchanged && determinism_kept;
+  derive_rates(r);
+  if (!speak) return;
+  const long long n = r.n;
+  if (!r.input_unchanged) std::fprintf(stderr, "%s: n = %lld: the step modified its input\n", r.step.c_str(), n);
+  if (!determinism_kept)
+    std::fprintf(stderr, "%s: n = %lld: claims the same bits every run, but repeated runs gave different bits\n",
+                 r.step.c_str(), n);
 }
 
 }  // namespace reduce

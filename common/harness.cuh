@@ -6,23 +6,26 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "device.cuh"
+#include "input.hpp"
 #include "options.hpp"
 #include "report.hpp"
 #include "step.cuh"
 
 namespace reduce {
 
-// Parses the options, generates the input, computes the CPU reference and baseline, runs the step
-// (warm-up runs, then timed runs with the L2 flushed before each; every run's result is checked),
-// prints the report and returns the exit code: 0 correct, 1 wrong result or CUDA error, 2 bad usage,
-// 77 no usable GPU.
+// The whole program of a progression step: run_bench (below) with a Bench made from the Step record,
+// whose measurement generates the input, computes the CPU reference and yardsticks, runs the step
+// (warm-up runs, then timed runs with the L2 flushed before each; every run's result is checked) and
+// fills the record through the same engine as every other step. Returns the exit code.
 int run_step(const Step& step, int argc, char** argv);
 
-// The pieces run_step is made of, for programs with their own main (the steps beyond a float sum).
+// The pieces the engine is made of, for a step's measure().
 
 // Calls launch(r) for r = 0 .. warmup-1 untimed, then for r = warmup .. warmup+iters-1 each after an
 // L2 flush and between two events on stream; returns the timed runs' milliseconds, in order.
@@ -64,6 +67,46 @@ Runs<S> run_slots(int warmup, int iters, std::int64_t count, L2Flusher& flusher,
   return r;
 }
 
+// The input of one measurement and the means to time launchers on it: n elements of opt.pattern on the
+// host and the same uploaded to the device, a stream and an L2 flusher. time<S>() is run_slots with the
+// options' warm-up and timed runs on that stream; config(cfg, k) is cfg with run 0 reporting its launches
+// into `shape` (the record's grid, block and kernels).
+template <typename T>
+struct Testbed {
+  Testbed(const Options& opt_, const DeviceInfo& device) : opt(opt_), n(opt_.n), host(new T[std::max<std::int64_t>(n, 1)]), in(n), flusher(device) {
+    fill_input(host.get(), n, opt.pattern, opt.seed);
+    CUDA_CHECK(cudaMemcpyAsync(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice, stream.get()));
+    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  }
+  // Device scratch of `bytes`, zero-filled before any launch (the contract in step.cuh).
+  DeviceBuffer<unsigned char> scratch(std::size_t bytes) const {
+    DeviceBuffer<unsigned char> s(bytes);
+    CUDA_CHECK(cudaMemsetAsync(s.get(), 0, s.bytes(), stream.get()));  // ordered before the launches on stream
+    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    return s;
+  }
+  template <typename S, typename Launch>  // Launch: cudaError_t(S* out, int run)
+  Runs<S> time(std::int64_t count, Launch&& launch) {
+    return run_slots<S>(opt.warmup, opt.iters, count, flusher, stream.get(), std::forward<Launch>(launch));
+  }
+  LaunchConfig config(LaunchConfig cfg, int run) {
+    if (run == 0) cfg.shape = &shape;
+    return cfg;
+  }
+  bool input_unchanged() const { return device_equals_host(in.get(), host.get(), n); }
+
+  const Options& opt;
+  std::int64_t n;
+  std::unique_ptr<T[]> host;
+  Stream stream;
+  DeviceBuffer<T> in;
+  L2Flusher flusher;
+  LaunchShape shape;
+};
+
+// A scratch buffer as launchers take it.
+inline Scratch view(const DeviceBuffer<unsigned char>& b) { return Scratch{b.get(), b.bytes()}; }
+
 // The median milliseconds of `runs` calls of body() on the CPU (0 when runs is 0): a CPU yardstick.
 double time_cpu(int runs, const std::function<void()>& body);
 
@@ -87,41 +130,96 @@ int guarded_main(const char* program, const std::int64_t& n, const std::function
 
 // ---------------------------------------------------------------------------------------------
 // The plug-in point of the steps beyond the progression (12 and on), in the manner of nccl-tests'
-// testEngine: a step fills one Bench record and its main() is one line, run_bench(kBench, argc, argv).
+// testEngine: a step fills one Bench record and its main() is one line, run_bench(bench, argc, argv).
 // The harness owns everything else: the one command line (the progression's options with the same
 // meanings, plus the step's own, from OptionSpec), --help with the same sections, the device, the exit
 // codes (guarded_main), and the one record format (print_report: text, csv or json; csv prints its
 // header once, then one line per record).
 //
 // A step's measure() receives the parsed options and the opened device (none when the Bench says it
-// opens its own devices, as the multi-GPU step does), runs, checks and times as it needs (run_slots,
-// time_runs, ensure_device_memory, add_comparison), and hands each finished Report to emit(); a
-// sweep emits several. The run's exit code is 0 when every emitted report passed, 1 otherwise (and
+// opens its own devices, as the multi-GPU step does), runs and times as it needs (run_slots, time_runs,
+// ensure_device_memory), fills the record through the engine (below) and hands each finished Report to
+// emit(); a sweep emits several. The run's exit code is 0 when every emitted report passed, 1 otherwise (and
 // when none was emitted).
+struct Bench;
 class Emitter {
  public:
-  explicit Emitter(Format format) : format_(format) {}
+  Emitter(Format format, const Bench& bench) : format_(format), bench_(bench) {}
   void operator()(const Report& r);
   int emitted() const { return emitted_; }
   bool all_passed() const { return emitted_ > 0 && failed_ == 0; }
+  const Bench& bench() const { return bench_; }  // the step whose records these are (fill_common)
 
  private:
   Format format_;
+  const Bench& bench_;
   int emitted_ = 0, failed_ = 0;
 };
 
 struct Bench {
-  const char* name;    // the folder and executable name, "12_types_ops"
+  const char* name;    // the step: folder, executable and record name, "12_types_ops"
   const char* lesson;  // what the step teaches, in a few words (the --help title, the record's lesson)
-  OptionSpec spec;     // its own options, patterns, default n, --block rule and --help notes
+  OptionSpec spec;     // its own options, patterns, default n, block rule and refused options, --help notes
   // Checks what the parser cannot (combinations of options, files); throws UsageError. Runs before any
-  // device is touched. May be null.
-  void (*check)(const Options& opt) = nullptr;
-  void (*measure)(const Options& opt, const DeviceInfo& device, Emitter& emit) = nullptr;
+  // device is touched. May be empty.
+  std::function<void(const Options& opt)> check;
+  std::function<void(const Options& opt, const DeviceInfo& device, Emitter& emit)> measure;
   bool opens_own_devices = false;  // true: measure() gets an empty DeviceInfo and opens its GPUs itself
+  bool deterministic = true;       // the claim the record carries and the engine checks (same bits every run)
+  const char* program = nullptr;   // how --help and messages name the program where not `name` (an MPI rank)
 };
 
-// The whole program of a step beyond the progression; returns its exit code.
+// The whole program of a step; returns its exit code.
 int run_bench(const Bench& bench, int argc, char** argv);
+
+// ---------------------------------------------------------------------------------------------
+// The record, filled by the engine. A step's measure() runs and times what it compares, then:
+//   Report r = fill_common(emit, opt, device);    step, lesson, device, n, pattern, seed, iters, warmup,
+//                                                 runs_total, block (the rule's), the determinism claim
+//   fill_timing(r, mine, shape);                  the step's timed runs and its first launch's shape
+//   check_runs(r, verdict);                       every run checked; the first wrong one shown and told
+//   finish(r, input_unchanged);                   passed, fits_in_l2, the rates, the other diagnostics
+// and adds only its own fields (r.extra, add_comparison) before emit(r).
+
+Report fill_common(const Bench& bench, const Options& opt, const DeviceInfo& device);
+inline Report fill_common(const Emitter& emit, const Options& opt, const DeviceInfo& device) {
+  return fill_common(emit.bench(), opt, device);
+}
+
+// The timed runs' summary, whether every run gave the bits of the first, and the launch shape the
+// first run reported (grid, block, kernels), where it reported one.
+void fill_timing(Report& r, const Summary& ms, bool identical, const LaunchShape& shape = {});
+template <typename S>
+void fill_timing(Report& r, const Runs<S>& runs, const LaunchShape& shape = {}) {
+  fill_timing(r, runs.summary, runs.identical, shape);
+}
+
+// One run's result against its reference.
+struct Verdict {
+  Verdict() = default;
+  Verdict(const Check& c, double result_, double reference_, std::string what_ = "")
+      : passed(c.passed), result(result_), reference(reference_), check(c), what(std::move(what_)) {}
+  // A float sum against the double reference (check_result).
+  Verdict(float x, const Reference& ref, std::int64_t n, Pattern p) : Verdict(check_result(x, ref, n, p), x, ref.sum) {}
+  bool passed = false;
+  double result = 0.0, reference = 0.0;  // as the record shows them (stats: the mean)
+  Check check;                           // |error|, tolerance and whether exact
+  std::string what;                      // what was wrong when it failed ("the min", "segment 7 [70, 80)")
+  std::string note;                      // context for the message ("bits 0x3f800001, the model's 0x3f800000")
+};
+
+// Asks verdict(k) for runs k = 0 .. r.runs_total - 1, counts runs_correct, and sets result, reference,
+// abs_error, tolerance and exact_check from the run the record shows: the first wrong one, else the
+// last. The first wrong run is told in one line on stderr (unless speak is false). Returns the shown run.
+int check_runs(Report& r, const std::function<Verdict(int)>& verdict, bool speak = true);
+
+// The CPU yardsticks over x[0..n) (Report::cpu_ms, cpu_parallel_ms, cpu_threads): the plain loop on one
+// core and the vectorized one on all, each the median of `runs` (0: not timed).
+void time_cpu_yardsticks(Report& r, const float* x, std::int64_t n, int runs);
+
+// passed (every run correct, the input unchanged, the same bits every run where the step claims it),
+// fits_in_l2 (of the bytes read), the rates (derive_rates), and a line on stderr for each failure that
+// check_runs did not tell.
+void finish(Report& r, bool input_unchanged, bool speak = true);
 
 }  // namespace reduce

@@ -12,6 +12,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
+#include <string>
 #include <limits>
 #include <type_traits>
 
@@ -240,5 +242,14 @@ decltype(auto) with_op(Op o, F&& f) {
 // The names the command line and the reports use: float, double, int32, int64; sum, min, max, stats.
 const char* to_string(Type t);
 const char* to_string(Op o);
+
+// The type or operator of that name (the option parser has accepted only these names): the first of
+// the list where none matches.
+template <typename E>
+E by_name(const std::string& name, std::initializer_list<E> all) {
+  for (E e : all)
+    if (name == to_string(e)) return e;
+  return *all.begin();
+}
 
 }  // namespace reduce

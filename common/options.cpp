@@ -113,7 +113,7 @@ std::string check_count(const std::string& text) {
 Options parse_options(const std::vector<std::string>& args, const OptionSpec& spec) {
   Options opt;
   opt.n = spec.default_n;
-  opt.block = spec.default_block;
+  opt.block = spec.block.size;
   for (const ExtraOption& e : spec.extra) opt.extra[e.name] = e.flag ? "" : e.values.empty() ? e.default_value : e.values.at(0);
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i];
@@ -133,6 +133,9 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown) && extra == spec.extra.end())
       throw UsageError("unknown option '" + name + "' (see --help)");
     if (opt.has(name)) throw UsageError("option " + name + " given twice");
+    if (name == "--block" && !spec.block.takes_option()) throw UsageError("--block: " + std::string(spec.block.reason));
+    for (const auto& [refused, why] : spec.refused)
+      if (name == refused) throw UsageError(name + ": " + why);
     opt.given.push_back(name);
     if (extra != spec.extra.end() && extra->flag) {
       if (value) throw UsageError("option " + name + " takes no value");
@@ -171,10 +174,8 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
     } else if (name == "--warmup") {
       opt.warmup = int_in(0, 10000, "an integer from 0 to 10000");
     } else if (name == "--block") {
-      if (!spec.block_refused.empty()) throw UsageError("--block: " + spec.block_refused);
       opt.block = int_in(32, 1024, "a power of two from 32 to 1024");
       if (!is_power_of_two(opt.block)) throw bad("a power of two from 32 to 1024");
-      opt.block_given = true;
     } else if (name == "--seed") {
       const auto s = parse_int<std::uint64_t>(v);
       if (!s) throw bad("a non-negative integer");
@@ -221,20 +222,30 @@ std::string usage(const char* program, const char* lesson, const OptionSpec& spe
   if (lesson && *lesson) os << program << ": " << lesson << "\n";
   os << "usage: " << program << " [options]\n"
      << (spec.summary.empty() ? "Reduces n floats to their sum on the GPU" : spec.summary) << ";\n"
-     << "checks every run's result against a CPU reference and times it (L2 flushed before\n"
-     << "every timed run, so the bandwidth is DRAM bandwidth).\n\n";
-  option_line(os, "--n COUNT", "elements: 1000, 4K (=4096), 16M (=2^24), 1G (=2^30) or 2^k", count_text(spec.default_n));
-  option_line(os, "--iters N", "timed runs; the report gives median, min and max", std::to_string(d.iters));
-  option_line(os, "--warmup N", "untimed runs before them", std::to_string(d.warmup));
-  if (spec.block_refused.empty())
-    option_line(os, "--block N", "threads per block, a power of two from 32 to 1024", std::to_string(spec.default_block));
+     << spec.method << "\n\n";
+  // A common option's line, or "refused here" with the reason where this program refuses it.
+  auto common = [&](const std::string& name, const std::string& left, const std::string& text, const std::string& dflt) {
+    for (const auto& [refused, why] : spec.refused)
+      if (refused == name) return option_line(os, left, "refused here: " + why, "");
+    option_line(os, left, text, dflt);
+  };
+  common("--n", "--n COUNT", "elements: 1000, 4K (=4096), 16M (=2^24), 1G (=2^30) or 2^k", count_text(spec.default_n));
+  common("--iters", "--iters N", "timed runs; the report gives median, min and max", std::to_string(d.iters));
+  common("--warmup", "--warmup N", "untimed runs before them", std::to_string(d.warmup));
+  if (spec.block.takes_option())
+    option_line(os, "--block N", "threads per block, a power of two from 32 to 1024", std::to_string(spec.block.size));
   else
-    option_line(os, "--block N", "refused here: " + spec.block_refused, "");
-  option_line(os, "--seed N", "seed of the input generator", std::to_string(d.seed));
-  os << "  --pattern P      input values: constant (all 1.0), int (small integers, exact\n";
-  option_line(os, "", "check), uniform (in [0,1)), mixed (in [-1,1))", to_string(d.pattern));
-  if (const auto names = pattern_names(spec.patterns); names.size() > 4)
-    os << "                   also " << one_of({names.begin() + 4, names.end()}) << " (special values)\n";
+    option_line(os, "--block N", "refused here: " + std::string(spec.block.reason), "");
+  common("--seed", "--seed N", "seed of the input generator", std::to_string(d.seed));
+  const bool patterns = std::none_of(spec.refused.begin(), spec.refused.end(), [](const auto& r) { return r.first == "--pattern"; });
+  if (patterns) {
+    os << "  --pattern P      input values: constant (all 1.0), int (small integers, exact\n";
+    option_line(os, "", "check), uniform (in [0,1)), mixed (in [-1,1))", to_string(d.pattern));
+    if (const auto names = pattern_names(spec.patterns); names.size() > 4)
+      os << "                   also " << one_of({names.begin() + 4, names.end()}) << " (special values)\n";
+  } else {
+    common("--pattern", "--pattern P", "", "");
+  }
   for (const ExtraOption& e : spec.extra) {
     const std::string left = e.name + (e.flag ? "" : " " + (e.values.empty() ? e.metavar : one_of(e.values)));
     const std::string dflt = e.flag ? "" : e.values.empty() ? e.default_value : e.values.at(0);
@@ -245,9 +256,9 @@ std::string usage(const char* program, const char* lesson, const OptionSpec& spe
       option_line(os, left, e.help, dflt);
     }
   }
-  option_line(os, "--format F", "text, or csv or json records for scripts", "text");
-  option_line(os, "--device N", "CUDA device ordinal", "0");
-  option_line(os, "--cpu-runs N", "timed runs of each CPU sum (one thread; all cores), 0 skips", std::to_string(d.cpu_runs));
+  common("--format", "--format F", "text, or csv or json records for scripts", "text");
+  common("--device", "--device N", "CUDA device ordinal", "0");
+  common("--cpu-runs", "--cpu-runs N", "timed runs of each CPU sum (one thread; all cores), 0 skips", std::to_string(d.cpu_runs));
   option_line(os, "--help", "this text", "");
   if (!spec.notes.empty()) os << "\n" << spec.notes << (spec.notes.back() == '\n' ? "" : "\n");
   os << "\nExit codes: 0 result correct, 1 wrong result or CUDA error, 2 bad usage,\n"
@@ -255,9 +266,9 @@ std::string usage(const char* program, const char* lesson, const OptionSpec& spe
   return os.str();
 }
 
-std::string usage(const char* program, int default_block) {
+std::string usage(const char* program, BlockRule block) {
   OptionSpec spec;
-  spec.default_block = default_block;
+  spec.block = block;
   return usage(program, nullptr, spec);
 }
 

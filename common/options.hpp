@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace reduce {
@@ -19,12 +20,30 @@ enum class Format { text, csv, json };
 
 constexpr int kDefaultBlock = 256;  // threads per block when neither --block nor the step says otherwise
 
+// How a program's threads per block are decided: the one rule that the parser, --help and the record
+// all read (every executable has one: a progression step in its Step record, the others in OptionSpec).
+//   free    --block N sets it; `size` when absent (the step's measured default);
+//   fixed   always `size` (a template parameter, a tuned shape): --block is refused with `reason`;
+//   chosen  decided inside at run time (a library, a shape per segment length): --block is refused with
+//           `reason`, and the record shows the launch the program reports, or 0.
+struct BlockRule {
+  enum Kind { free, fixed, chosen };
+  Kind kind = free;
+  int size = kDefaultBlock;  // free: the default; fixed: the size; chosen: 0
+  const char* reason = "";   // fixed and chosen: why --block means nothing here
+
+  static constexpr BlockRule any(int default_size = kDefaultBlock) { return {free, default_size, ""}; }
+  static constexpr BlockRule always(int size, const char* why) { return {fixed, size, why}; }
+  static constexpr BlockRule inside(const char* why) { return {chosen, 0, why}; }
+  bool takes_option() const { return kind == free; }
+  const char* kind_name() const { return kind == free ? "free" : kind == fixed ? "fixed" : "chosen"; }
+};
+
 struct Options {
   std::int64_t n = std::int64_t{1} << 26;  // 256 MiB of floats: several times a data-center L2
   int iters = 50;                          // timed runs; the report gives their median, min and max
   int warmup = 5;                          // untimed runs first (module load, clocks, caches of the driver)
-  int block = kDefaultBlock;               // threads per block for steps that take one
-  bool block_given = false;                // --block was on the command line (else the step's default applies)
+  int block = kDefaultBlock;               // threads per block: --block, else the rule's size (BlockRule)
   std::uint64_t seed = 1;
   Pattern pattern = Pattern::uniform;
   Format format = Format::text;
@@ -54,13 +73,16 @@ struct ExtraOption {
 // What a program accepts beyond the common options. The default is what every step accepts.
 struct OptionSpec {
   std::string summary;  // what the program reduces, for --help ("Reduces n floats to their sum on the GPU")
+  // How it checks and times, after the summary in --help.
+  std::string method = "checks every run's result against a CPU reference and times it (L2 flushed before\n"
+                       "every timed run, so the bandwidth is DRAM bandwidth).";
   std::vector<ExtraOption> extra;
   std::vector<Pattern> patterns = {Pattern::constant, Pattern::integers, Pattern::uniform, Pattern::mixed};
   std::int64_t default_n = std::int64_t{1} << 26;  // --n when absent
-  // --block when absent; `block_refused` non-empty: the program chooses its own launch shape and
-  // refuses --block with this reason ("the library chooses its launch shape").
-  int default_block = kDefaultBlock;
-  std::string block_refused;
+  BlockRule block;  // --block: free (with its default), fixed or chosen (refused, with the reason)
+  // Common options that mean nothing to this program: name -> why. The parser refuses each with that
+  // reason ("--pattern: read_ceiling reads zeros; nothing is summed") and --help says so.
+  std::vector<std::pair<std::string, std::string>> refused;
   std::string notes;  // a paragraph after the options in --help (what else the run measures)
 };
 
@@ -86,10 +108,9 @@ const char* to_string(Format f);
 std::optional<Pattern> parse_pattern(std::string_view text, const std::vector<Pattern>& allowed = OptionSpec{}.patterns);
 
 // The --help text: a title line "<program>: <lesson>", the usage, the options with their defaults
-// (spec's own among them), any notes, and the exit codes. default_block is the progression step's
-// own default for --block (programs with an OptionSpec give it there).
+// (spec's own among them; the refused ones with their reason), any notes, and the exit codes.
 std::string usage(const char* program, const char* lesson, const OptionSpec& spec);
-std::string usage(const char* program, int default_block = kDefaultBlock);
+std::string usage(const char* program, BlockRule block = {});
 
 // "2^26" for powers of two, else the count: how --help shows a default n.
 std::string count_text(std::int64_t n);

@@ -51,6 +51,7 @@ std::vector<Field> fields(const Report& r) {
       str("pattern", to_string(r.pattern)),
       num("seed", static_cast<double>(r.seed)),
       num("block", r.block),
+      str("block_rule", r.block_rule),
       num("grid", static_cast<double>(r.grid)),
       num("launches", r.launches),
       num("per_thread", elements_per_thread(r)),
@@ -103,6 +104,9 @@ std::string json_number(double v) {
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
+
+std::string exact_text(long long v) { return std::to_string(v); }
+std::string exact_text(double v) { return general(v); }
 
 Field text_field(std::string name, std::string value) { return Field{Field::string, std::move(name), std::move(value)}; }
 Field number_field(std::string name, double value) { return Field{Field::number, std::move(name), general(value)}; }
@@ -169,7 +173,8 @@ std::string format_text(const Report& r) {
     os << "grid " << r.grid << " x block " << r.block << " (" << fixed(elements_per_thread(r), 1)
        << " elements per thread), " << r.launches << (r.launches == 1 ? " kernel" : " kernels") << " per reduction";
   else
-    os << "shape chosen by the library";
+    os << (r.block_rule == "chosen" ? "shape chosen at run time (a library, or per segment length)"
+                                     : "block " + std::to_string(r.block));
   os << "; " << r.iters << " timed runs after " << r.warmup << " warm-up, L2 flushed before each\n";
   os << "  result     " << general(r.result) << " vs reference " << fixed(r.reference, 4) << ": |error| "
      << r.abs_error << (r.exact_check ? " (exact check)" : " <= tolerance " + std::to_string(r.tolerance)) << "; "

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "options.hpp"
@@ -54,6 +55,7 @@ struct Report {
   Pattern pattern = Pattern::uniform;
   std::uint64_t seed = 0;
   int block = 0;            // 0 when the step chooses its own launch shape
+  std::string block_rule;   // how the block is decided (BlockRule): free, fixed or chosen
   std::int64_t grid = 0;    // blocks of the step's first kernel (0: not known, e.g. chosen by a library)
   int launches = 0;         // kernels per reduction (0: not known)
   int iters = 0, warmup = 0;
@@ -97,5 +99,14 @@ std::string json_string(const std::string& s);
 std::string json_number(double v);
 
 std::string format_count(std::int64_t n);  // "67108864 (2^26)" or "1000003"
+
+// A value for a record's text field, exactly: integers in full, floating point to round-trip precision.
+std::string exact_text(long long v);
+std::string exact_text(double v);
+template <typename V>
+std::string exact_text(V v) {
+  if constexpr (std::is_integral_v<V>) return exact_text(static_cast<long long>(v));
+  else return exact_text(static_cast<double>(v));
+}
 
 }  // namespace reduce

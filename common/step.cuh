@@ -79,16 +79,15 @@ struct Step {
   // True when the same input gives a bitwise-identical result on every run (no floating-point
   // atomics, no order that depends on timing). The harness and the tests check the claim.
   bool deterministic;
-  // True when the step honours --block; false when the launch shape is chosen inside (CUB).
-  bool uses_block;
+  // Its threads per block: free (--block, the step's measured default when absent), or chosen inside
+  // (CUB), where --block is refused with the reason.
+  BlockRule block;
   std::size_t (*scratch_bytes)(std::int64_t n, const LaunchConfig& cfg);
   cudaError_t (*launch)(const float* in, std::int64_t n, float* out, Scratch scratch,
                         const LaunchConfig& cfg, cudaStream_t stream);
   // True when the launcher relies on the scratch being zero-filled when it starts, and so leaves it
   // zero-filled again when its kernels finish (the tests check that). Other steps may leave anything.
   bool needs_zeroed_scratch = false;
-  // Threads per block when --block is not given; a step sets its own where it measured better.
-  int default_block = kDefaultBlock;
 };
 
 // ceil(a / b) for a >= 0 and b > 0: shared so that no step defines its own copy.

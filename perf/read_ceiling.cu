@@ -54,21 +54,34 @@ int run(const reduce::Options& opt) {
   return 0;
 }
 
+// The one command line, less what means nothing here: each refused option says why.
+reduce::OptionSpec spec() {
+  reduce::OptionSpec s;
+  s.block = reduce::BlockRule::always(kBlock, "read_ceiling's shape is fixed (512 threads x 8 float4 loads, perf/read_ceiling.cu)");
+  s.refused = {{"--seed", "read_ceiling reads zeros; there is no input to generate"},
+               {"--pattern", "read_ceiling reads zeros; nothing is summed or checked"},
+               {"--cpu-runs", "read_ceiling has no CPU yardstick"}};
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   reduce::Options opt;
   return reduce::guarded_main("read_ceiling", opt.n, [&] {
-    opt = reduce::parse_options(argc, argv);
+    const reduce::OptionSpec s = spec();
+    opt = reduce::parse_options(argc, argv, s);
     if (opt.help) {
       std::cout << "usage: read_ceiling [--n COUNT] [--iters N] [--warmup N] [--format text|json] [--device N]\n"
                    "Times the read-only streaming kernel of perf/read_tiles.cuh (" << kBlock << " threads x " << kLoads
                 << " float4 loads per block) on n zero floats,\nL2 flushed before every timed run; nothing to check.\n"
-                   "COUNT as the steps take it (1000, 4K, 16M, 2^26); exit codes 0, 2 bad usage, 77 no usable GPU.\n";
+                   "COUNT as the steps take it (1000, 4K, 16M, 2^26); exit codes 0, 2 bad usage, 77 no usable GPU.\n"
+                << "Refused here: --block (" << s.block.reason << ")";
+      for (const auto& [name, why] : s.refused) std::cout << ", " << name << " (" << why << ")";
+      std::cout << ".\n";
       return 0;
     }
     if (opt.format == reduce::Format::csv) throw reduce::UsageError("--format csv: read_ceiling prints text or json");
-    if (opt.block_given) throw reduce::UsageError("--block: read_ceiling's shape is fixed (see perf/read_ceiling.cu)");
     return run(opt);
   });
 }

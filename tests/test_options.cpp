@@ -49,7 +49,6 @@ TEST(ParseOptions, DefaultsAreTheStandardExperiment) {
   const Options o = parse({});
   EXPECT_EQ(o.n, std::int64_t{1} << 26);  // 256 MiB: several times a data-center L2
   EXPECT_EQ(o.block, 256);
-  EXPECT_FALSE(o.block_given);  // so a step may apply its own default
   EXPECT_EQ(o.pattern, reduce::Pattern::uniform);
   EXPECT_EQ(o.format, reduce::Format::text);
   EXPECT_GE(o.iters, 20);
@@ -63,7 +62,6 @@ TEST(ParseOptions, AcceptsEverySettingInBothSpellings) {
   EXPECT_EQ(o.iters, 7);
   EXPECT_EQ(o.warmup, 0);
   EXPECT_EQ(o.block, 1024);
-  EXPECT_TRUE(o.block_given);
   EXPECT_EQ(o.seed, 42u);
   EXPECT_EQ(o.pattern, reduce::Pattern::mixed);
   EXPECT_EQ(o.format, reduce::Format::json);
@@ -114,7 +112,60 @@ TEST(Usage, ListsEveryOption) {
 }
 
 TEST(Usage, ShowsTheStepsOwnDefaultBlock) {
-  const std::string u = reduce::usage("07_cooperative_grid", 512);
+  const std::string u = reduce::usage("07_cooperative_grid", reduce::BlockRule::any(512));
   const auto line = u.substr(u.find("--block"), u.find('\n', u.find("--block")) - u.find("--block"));
   EXPECT_NE(line.find("[512]"), std::string::npos) << line;
+}
+
+// One block rule for every executable: free takes --block (its size when absent); fixed and chosen
+// refuse it with their reason, in one line, and --help shows the reason instead of a default.
+TEST(BlockRule, FreeFixedAndChosen) {
+  reduce::OptionSpec spec;
+  spec.block = reduce::BlockRule::any(512);
+  EXPECT_EQ(reduce::parse_options(std::vector<std::string>{}, spec).block, 512);
+  EXPECT_EQ(reduce::parse_options(std::vector<std::string>{"--block", "128"}, spec).block, 128);
+  for (const reduce::BlockRule rule : {reduce::BlockRule::always(512, "a template parameter of every kernel"),
+                                       reduce::BlockRule::inside("the library chooses its launch shape")}) {
+    spec.block = rule;
+    EXPECT_EQ(reduce::parse_options(std::vector<std::string>{}, spec).block, rule.size);
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"--block", "128"},
+                                                 std::vector<std::string>{"--block=1024"},
+                                                 std::vector<std::string>{"--block"}}) {
+      try {
+        reduce::parse_options(args, spec);
+        ADD_FAILURE() << rule.kind_name() << ": " << args[0] << " accepted";
+      } catch (const reduce::UsageError& e) {
+        const std::string msg = e.what();
+        EXPECT_EQ(msg.rfind("--block: ", 0), 0u) << msg;
+        EXPECT_NE(msg.find(rule.reason), std::string::npos) << msg;
+        EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+      }
+    }
+    const std::string u = reduce::usage("x", "y", spec);
+    EXPECT_NE(u.find(std::string("refused here: ") + rule.reason), std::string::npos) << u;
+  }
+}
+
+// A common option a program ignores is refused with the program's reason, and --help says so.
+TEST(RefusedOptions, NamedWithTheReason) {
+  reduce::OptionSpec spec;
+  spec.refused = {{"--pattern", "the kernel reads zeros; nothing is summed"}, {"--device", "GPUs 0 .. N-1"}};
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--pattern", "int"}, std::vector<std::string>{"--pattern=uniform"},
+        std::vector<std::string>{"--device", "0"}}) {
+    try {
+      reduce::parse_options(args, spec);
+      ADD_FAILURE() << args[0] << " accepted";
+    } catch (const reduce::UsageError& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(msg.rfind(args[0].substr(0, args[0].find('=')) + ": ", 0), 0u) << msg;
+      EXPECT_TRUE(msg.find("nothing is summed") != std::string::npos || msg.find("GPUs 0 .. N-1") != std::string::npos)
+          << msg;
+    }
+  }
+  EXPECT_NO_THROW(reduce::parse_options(std::vector<std::string>{"--n", "4K"}, spec));
+  const std::string u = reduce::usage("x", "y", spec);
+  EXPECT_NE(u.find("refused here: the kernel reads zeros"), std::string::npos) << u;
+  EXPECT_NE(u.find("refused here: GPUs 0 .. N-1"), std::string::npos) << u;
+  EXPECT_EQ(u.find("small integers"), std::string::npos) << u;
 }

@@ -51,7 +51,7 @@ reduce::LaunchConfig config(int block) {
 }
 
 // The launch the executable makes when --block is not given.
-reduce::LaunchConfig config(const Step& step) { return config(step.default_block); }
+reduce::LaunchConfig config(const Step& step) { return config(step.block.size); }  // 0 where chosen inside (CUB)
 
 // Host and device copies of one input, plus its reference.
 struct Input {
@@ -142,10 +142,24 @@ INSTANTIATE_TEST_SUITE_P(Steps, StepByBlock,
 // ---------------------------------------------------------------------------------------------
 class EachStep : public ::testing::TestWithParam<const Step*> {};
 
-// A step's own default for --block must be a value --block accepts (so the tests exercise it too).
-TEST_P(EachStep, DefaultBlockIsOneTheOptionsAccept) {
-  const std::string b = std::to_string(GetParam()->default_block);
-  EXPECT_NO_THROW(reduce::parse_options(std::vector<std::string>{"--block", b})) << GetParam()->name << ": " << b;
+// A step's block rule: where --block is free, the step's default is a value --block accepts (so the
+// tests exercise it too); elsewhere --block is refused with the rule's reason.
+TEST_P(EachStep, BlockRuleIsOneTheOptionsKeep) {
+  const Step& step = *GetParam();
+  reduce::OptionSpec spec;
+  spec.block = step.block;
+  if (step.block.takes_option()) {
+    const std::string b = std::to_string(step.block.size);
+    EXPECT_NO_THROW(reduce::parse_options(std::vector<std::string>{"--block", b}, spec)) << step.name << ": " << b;
+    return;
+  }
+  ASSERT_STRNE(step.block.reason, "") << step.name << " refuses --block without a reason";
+  try {
+    reduce::parse_options(std::vector<std::string>{"--block", "256"}, spec);
+    ADD_FAILURE() << step.name << " accepted --block";
+  } catch (const reduce::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(step.block.reason), std::string::npos) << e.what();
+  }
 }
 
 // Inputs that do not start on a 16-byte boundary (a sub-array of a larger buffer, say).

@@ -389,7 +389,7 @@ TEST(ExtraOptions, ValuesFlagsAndTheStepsOwnDefaults) {
   spec.extra = {{"--gpus", {}, "GPUs to use", "N", "0", false, reduce::integer_in(0, 8)},
                 {"--single-gpu", {}, "also time one GPU", "", "", true, nullptr}};
   spec.default_n = std::int64_t{1} << 30;
-  spec.block_refused = "the library chooses its launch shape";
+  spec.block = reduce::BlockRule::inside("the library chooses its launch shape");
   const auto d = reduce::parse_options(std::vector<std::string>{}, spec);
   EXPECT_EQ(d.n, std::int64_t{1} << 30);
   EXPECT_EQ(d.extra.at("--gpus"), "0");

@@ -1,0 +1,104 @@
+"""Step 14 under scripts/measure, without a GPU: measure.args (its mpi lines), the scaling tables of
+measure_hook.py on made-up records (a fixture, not a measurement), and scripts/measure's exit code 77
+where the step finds no GPU."""
+import importlib.machinery
+import importlib.util
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+import measure_hook  # noqa: E402
+
+
+def load_measure():
+    loader = importlib.machinery.SourceFileLoader("measure_script", str(ROOT / "scripts" / "measure"))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def record(mode, gpus, n, median, speedup, per_gpu=0, passed=True):
+    return {"step": "14_multi_gpu", "mode": mode, "gpus": gpus, "n": n, "n_per_gpu": per_gpu, "median_ms": median,
+            "min_ms": median * 0.99, "max_ms": median * 1.01, "gbps": n * 4 / (median * 1e-3) / 1e9,
+            "collective_share": 0.01 / median, "vs_single_gpu": speedup, "passed": passed}
+
+
+class MeasureArgs(unittest.TestCase):
+    def test_runs_and_mpi_lines(self):
+        measure = load_measure()
+        plan = measure.Plan(HERE / "measure.args")
+        names = [name for name, _ in plan.runs]
+        self.assertIn("all_large", names)
+        self.assertEqual(plan.mpi.get("mpi_large"), "all")
+        self.assertNotIn("all_large", plan.mpi)
+        self.assertFalse(plan.ceiling)
+        for name, args in plan.runs:
+            self.assertIn("--single-gpu", args, name)
+            self.assertFalse(any("|" in a or a == "mpi" for a in args), name)
+
+    def test_malformed_mpi_line_is_refused(self):
+        measure = load_measure()
+        with tempfile.TemporaryDirectory(dir=ROOT) as d:
+            bad = Path(d) / "measure.args"
+            bad.write_text("x | mpirun 2 | --n 4\n")
+            with self.assertRaises(measure.Failure):
+                measure.Plan(bad)
+
+
+class Tables(unittest.TestCase):
+    def setUp(self):
+        strong = []
+        for mode in ("single_process", "mpi"):
+            for k, (ms1, ms2) in zip(range(24, 33, 4), ((0.1, 0.12), (1.0, 0.6), (15.0, 7.6))):
+                strong.append(record(mode, 1, 1 << k, ms1, 1.0))
+                strong.append(record(mode, 2, 1 << k, ms2, ms1 / ms2))
+        weak = [record("single_process", 1, 1 << 30, 1.0, 1.0, per_gpu=1 << 30),
+                record("single_process", 2, 1 << 31, 1.02, 1.96, per_gpu=1 << 30)]
+        self.md = measure_hook.tables([("sweep", strong), ("weak", weak)])
+
+    def test_strong_scaling_at_the_largest_n(self):
+        self.assertIn("Strong scaling at n = 2^32", self.md)
+        self.assertIn("| one process | 2 |", self.md)
+        self.assertIn("| MPI, one per GPU | 2 |", self.md)
+        self.assertIn("1.97x", self.md)  # 15.0 / 7.6
+
+    def test_crossover_is_where_two_gpus_stay_faster(self):
+        self.assertIn("one process, 2 GPUs: faster than one GPU from n = 2^28 on", self.md)
+
+    def test_weak_scaling_efficiency(self):
+        self.assertIn("Weak scaling, 2^30 floats per GPU", self.md)
+        self.assertIn("| 0.98 |", self.md)  # 1.0 / 1.02
+
+    def test_a_failed_record_shows(self):
+        md = measure_hook.tables([("x", [record("mpi", 2, 1 << 20, 1.0, 0.5, passed=False)])])
+        self.assertIn("FAIL", md)
+        self.assertIn("not faster than one GPU at any n measured", md)
+
+    def test_nothing_to_tabulate(self):
+        self.assertEqual(measure_hook.tables([]), "")
+
+
+class NoGpu(unittest.TestCase):
+    def test_measure_14_exits_77_where_the_step_finds_no_gpu(self):
+        with tempfile.TemporaryDirectory() as build:
+            exe = Path(build) / "bin" / "14_multi_gpu"
+            exe.parent.mkdir()
+            exe.write_text("#!/bin/sh\necho '14_multi_gpu: no usable CUDA device: no CUDA device found' >&2\nexit 77\n")
+            exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+            p = subprocess.run([sys.executable, str(ROOT / "scripts" / "measure"), "14", build], capture_output=True,
+                               text=True, env=dict(os.environ, PATH="/usr/bin:/bin"))
+            self.assertEqual(p.returncode, 77, p.stderr)
+            self.assertIn("no usable CUDA device", p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
