@@ -162,6 +162,25 @@ def current_sweep(folder, steps):
     return rows, meta, ""
 
 
+# --- the figures scripts/figures draws per GPU (results/<gpu>/figures/<name>.png) ---------------------
+
+# Name, what it needs ("table": table.json; "sweep": sweep.csv and sweep_meta.json; "ablation":
+# ablation.txt; "multi": 14_multi_gpu's records) and a caption for the READMEs ({k}: log2 of the
+# table's n). scripts/figures draws them; a README block that links them can take this list.
+GPU_FIGURES = [
+    ("steps_bar", "table", "every step at n = 2^{k}: median GB/s, whiskers from the slowest to the fastest timed "
+                           "run; the library black, the read ceiling and the theoretical bandwidth as lines"),
+    ("sweep", "sweep", "GB/s against n, one panel per step, with the read ceiling and the library in each"),
+    ("sweep_ceiling", "sweep", "every step's share of the read ceiling at every n of the sweep, the first half "
+                               "of the steps on the left, the second on the right"),
+    ("grid_09_10", "sweep", "what steps 09 and 10 launch at every n (blocks, float4s per thread) above the gain "
+                            "of 10 over 09"),
+    ("ablation", "ablation", "step 09 to step 10 one change at a time: each change's gain over step 09 at every "
+                             "n, whiskers from the five interleaved rounds"),
+]
+MULTI_GPU_FIGURES = [("scaling", "multi", "step 14: aggregate GB/s and speedup over one GPU against n")]
+
+
 # --- the ablation of steps 09 and 10 (perf/variants.cu, set ablation) ------------------------------
 
 # What each row of the set changes, as the tables and the chart name it. a is step 09, f step 10;
