@@ -344,6 +344,29 @@ class Script(unittest.TestCase):
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("no h200/progression", proc.stderr)
 
+    def test_several_gpus_without_their_records(self):
+        results = fixture(self, gpus=(), several=True)
+        if not (results / "h200_x2").is_dir():
+            self.skipTest("no committed records of step 14 on several GPUs")
+        (results / "h200_x2" / "14_multi_gpu" / "meta.json").unlink()
+        proc = self.run_figures("--results", results, "--gpu", "h200_x2", "--out", tmp(self))
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("h200_x2/14_multi_gpu/meta.json", proc.stderr)
+        (results / "h200_x2" / "14_multi_gpu" / "meta.json").write_text("{")
+        (results / "h200_x2" / "14_multi_gpu" / "sweep.jsonl").write_text("not json\n")
+        proc = self.run_figures("--results", results, "--gpu", "h200_x2", "--out", tmp(self))
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+
+    def test_a_malformed_ablation_is_refused_before_drawing(self):
+        results = fixture(self, gpus=("h100",), names=("table.json", "ablation.txt"), several=False)
+        (results / "h100" / "progression" / "ablation.txt").write_text("set ablation: X\n")
+        out = tmp(self)
+        proc = self.run_figures("--results", results, "--gpu", "h100", "--only", "steps_bar,ablation", "--out", out)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("ablation.txt", proc.stderr)
+        self.assertEqual(list(out.iterdir()), [])
+
     def test_bad_only(self):
         proc = self.run_figures("--only", "steps_bar,nosuchfigure")
         self.assertEqual(proc.returncode, 2, proc.stderr)
