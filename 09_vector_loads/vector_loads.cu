@@ -8,8 +8,10 @@
 // So the array is cut in three: up to 3 floats before the first 16-byte boundary (the head), the
 // aligned body read as float4s, and up to 3 floats after the last whole float4 (the tail). Block 0's
 // first threads add the head and the tail; everything else is the body. nvcc unrolls the body's loop
-// by four, so a thread's main loop issues four float4 loads before its first add
-// (results/sass/09_main_loop.txt, from scripts/sass_excerpt).
+// by four: it counts a thread's turns (a division), runs turns mod 4 single-load turns, and then, only
+// if four turns or more remain, a main loop that issues four float4 loads before its first add
+// (results/h200/progression/sass/09_main_loop.txt, from scripts/sass_excerpt). A thread with fewer
+// than four turns (up to 2^21 floats at 256 threads on a 132-SM GPU) has one load in flight at a time.
 // What changed from step 08: thread_sum() reads the body as float4s and adds the head and tail; the
 // grid is sized for n / 4 float4s.
 // Usage: ./09_vector_loads [--n 2^26] [--block 256] [--pattern int] [--help]

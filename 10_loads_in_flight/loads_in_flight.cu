@@ -1,19 +1,22 @@
 // Step 10: several loads in flight, in tiles.
 //
 // What it shows: DRAM answers after hundreds of nanoseconds, so a thread must have several loads on
-// their way to keep it busy (Little's law: bytes in flight = bandwidth x latency). Step 09's compiled
-// loop already does this: nvcc unrolls it by four, and four 16-byte loads leave before the first add
-// (results/sass/09_main_loop.txt). Here the source says it: a thread issues kLoadsInFlight independent
-// float4 loads, all before the first add, whatever the compiler decides. Around that, three things
-// change, and the README measures each alone (perf/variants.cu, set ablation): the loads of one round
-// are a tile, Block * kLoadsInFlight float4s, contiguous, that one block reads together (block b
-// reads tiles b, b + gridDim.x, ...), where step 09's lay a grid apart; the grid is sized in tiles, a
-// quarter of step 09's blocks for an input smaller than the device-filling grid; and the block is 512
-// threads. The last tile, cut short by the end of the array, is read the same way with the loads past
-// the end masked.
+// their way to keep it busy (Little's law: bytes in flight = bandwidth x latency). Here every thread
+// with a tile issues kLoadsInFlight independent float4 loads, all before the first add, at every n.
+// Step 09's compiled loop has a four-load main loop too, but reaches it only after counting its turns
+// (a division) and running turns mod 4 single-load turns, and only with four turns or more: up to
+// 2^21 floats its threads have one or two, so one load at a time (README; the SASS excerpts under
+// results/h200/progression/sass/). Around the loads three things change, and the README measures each
+// alone on two GPUs (perf/variants.cu, set ablation): the loads of one round are a tile,
+// Block * kLoadsInFlight float4s, contiguous, that one block reads together (block b reads tiles b,
+// b + gridDim.x, ...), where step 09's lie a grid apart; the grid is sized in tiles, an eighth of step
+// 09's blocks up to 2^20 floats on a 132-SM GPU, about a quarter at 2^21 and a half from 2^22 on; and
+// the block is 512 threads. The last tile, cut short by the end of the array, is read the same way
+// with the loads past the end masked.
 // What changed from step 09: thread_sum()'s loop walks tiles and keeps kLoadsInFlight loads in flight;
-// the grid is sized in tiles; 512 threads per block unless --block says otherwise, a choice made on
-// one exploration run on the H200 (README, "512 threads").
+// the grid is sized in tiles; 512 threads per block unless --block says otherwise (the ablation has
+// 512 ahead from 2^22 floats on and 256 ahead up to 2^20, on the H100 and the H200: README, "512
+// threads").
 // Usage: ./10_loads_in_flight [--n 2^26] [--block 512] [--pattern int] [--help]
 #include <cuda/atomic>
 

@@ -262,7 +262,7 @@ __device__ State<T, O> collect_partials(unsigned* flags, const State<T, O>* stat
   return v;
 }
 
-// Registers (ptxas -v, sm_90, CUDA 13.0): 38-56 for sum, min and max, 58-62 for stats, no spills;
+// Registers (ptxas -v, sm_90, CUDA 13.0): 38-47 for sum, min and max, 55-62 for stats, no spills;
 // 12_types_ops/README.md derives the blocks per SM from them. Stats asks for two blocks of 512 threads
 // per SM, which caps it at 64 registers, so a later change that grows its state spills (ptxas shows
 // it) rather than silently halving the warps per SM.

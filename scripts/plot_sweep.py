@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Plots a sweep CSV (from run_all --sweep): GB/s against n, both axes logarithmic so that the small
-sizes are not flattened at zero, every step in its own colour, marker and line style, the library
-step in black, the measured read ceiling dotted and the theoretical DRAM bandwidth dashed.
+"""Plots a sweep CSV (from run_all --sweep): GB/s against n, one panel per step, so that no two
+steps' lines lie on top of each other. Each panel shows its step in its own colour, the measured
+read ceiling dotted and the library step thin and black for reference, on the same log-log axes
+(n from 2^10 to 2^30 spans six decades of GB/s: a linear axis would flatten the small sizes at 0).
 
     scripts/plot_sweep.py build/release/results/sweep.csv build/release/results/sweep.png
 
@@ -11,9 +12,10 @@ Exit codes: 0 plotted, 1 the CSV is unusable or the plot failed, 2 bad usage, 77
 installed (the CSV is fine; plot it where matplotlib is).
 
 As a module (standard library only until a plot is drawn) it is what scripts/figures and
-scripts/update_readme share about a sweep: its points per step, each step's share of the read
-ceiling, each step's gain over the previous one with the spread of the timed runs, whether a
-results folder holds the current progression, the steps' plot styles and deterministic saving.
+scripts/update_readme share about the measured data: a sweep's points per step, each step's share
+of the read ceiling, each step's gain over the previous one with the spread of the timed runs,
+whether a results folder holds the current progression, the ablation of steps 09 and 10
+(read_ablation, ablation_table), the steps' plot styles and deterministic saving.
 """
 
 import sys
@@ -160,6 +162,124 @@ def current_sweep(folder, steps):
     return rows, meta, ""
 
 
+# --- the figures scripts/figures draws per GPU (results/<gpu>/figures/<name>.png) ---------------------
+
+# Name, what it needs ("table": table.json; "sweep": sweep.csv and sweep_meta.json; "ablation":
+# ablation.txt; "multi": 14_multi_gpu's records) and a caption for the READMEs ({k}: log2 of the
+# table's n). scripts/figures draws them; a README block that links them can take this list.
+GPU_FIGURES = [
+    ("steps_bar", "table", "every step at n = 2^{k}: median GB/s, whiskers from the slowest to the fastest timed "
+                           "run; the library black, the read ceiling and the theoretical bandwidth as lines"),
+    ("sweep", "sweep", "GB/s against n, one panel per step, with the read ceiling and the library in each"),
+    ("sweep_ceiling", "sweep", "every step's share of the read ceiling at every n of the sweep, the first half "
+                               "of the steps on the left, the second on the right"),
+    ("grid_09_10", "sweep", "what steps 09 and 10 launch at every n (blocks, float4s per thread) above the gain "
+                            "of 10 over 09"),
+    ("ablation", "ablation", "step 09 to step 10 one change at a time: each change's gain over step 09 at every "
+                             "n, whiskers from the five interleaved rounds"),
+]
+MULTI_GPU_FIGURES = [("scaling", "multi", "step 14: aggregate GB/s and speedup over one GPU against n")]
+
+
+# --- the ablation of steps 09 and 10 (perf/variants.cu, set ablation) ------------------------------
+
+# What each row of the set changes, as the tables and the chart name it. a is step 09, f step 10;
+# a2 and f2 are perf/variants.cu's own copies of the two kernels (a check that the copies measure alike).
+ABLATION_ROWS = {
+    "a": "step 09 (grid-stride, grid n/4B, 256 threads)",
+    "b": "09 + the tile-sized grid (n/16B)",
+    "c": "09 + 512 threads",
+    "d": "09 + the tile layout",
+    "e": "step 10 at 256 threads",
+    "f": "step 10 (tiles, grid n/16B, 512 threads)",
+}
+ABLATION_SHOWN = ("b", "c", "d", "e", "f")
+ABLATION_SHORT = {"b": "b: grid", "c": "c: 512 threads", "d": "d: tiles", "e": "e: 10 at 256", "f": "f: step 10"}
+ABLATION_COLUMNS = ("log2n", "row", "variant", "layout", "block", "rule", "grid", "median_GBps", "min_GBps",
+                    "max_GBps", "round_lo", "round_hi", "vs_a", "check")
+Effect = namedtuple("Effect", "log2n row vs_a low high verdict")
+
+
+def read_ablation(path):
+    """ablation.txt as {"device": name, "rows": {(log2n, row): {column: value}}}; Failure when it is
+    empty, lacks its header or a row is malformed or failed its check."""
+    path = Path(path)
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as e:
+        raise Failure(f"cannot read {path}: {e.strerror}") from None
+    device, header, rows = None, None, {}
+    for number, line in enumerate(lines, 1):
+        words = line.split()
+        if line.startswith("set ablation:"):
+            device = line.split(":", 1)[1].split(",")[0].strip()
+        elif words[:2] == ["log2n", "row"]:
+            header = words
+            if tuple(header) != ABLATION_COLUMNS:
+                raise Failure(f"{path}:{number}: unexpected columns {' '.join(header)}")
+        elif header and words:
+            if len(words) != len(header):
+                raise Failure(f"{path}:{number}: {len(words)} fields, expected {len(header)}")
+            row = dict(zip(header, words))
+            try:
+                for key in ("log2n", "block", "grid"):
+                    row[key] = int(row[key])
+                for key in ("median_GBps", "min_GBps", "max_GBps", "round_lo", "round_hi", "vs_a"):
+                    row[key] = float(row[key])
+            except ValueError:
+                raise Failure(f"{path}:{number}: not a number in '{line.strip()}'") from None
+            if row["check"] != "PASS":
+                raise Failure(f"{path}:{number}: row {row['row']} at 2^{row['log2n']} did not pass its check")
+            rows[(row["log2n"], row["row"])] = row
+    if device is None or header is None or not rows:
+        raise Failure(f"{path}: not an ablation (no 'set ablation:' line, header or rows)")
+    return {"device": device, "rows": rows}
+
+
+def ablation_effects(ablation):
+    """[Effect] for every size and every shown row: vs_a (row a's median time over the row's), and the
+    interval the five interleaved rounds allow, the row's slowest round against a's fastest and its
+    fastest against a's slowest; 'faster' or 'slower' than step 09 only where the interval excludes 1."""
+    rows = ablation["rows"]
+    out = []
+    for k in sorted({k for k, _ in rows}):
+        a = rows.get((k, "a"))
+        if a is None:
+            continue
+        for name in ABLATION_SHOWN:
+            r = rows.get((k, name))
+            if r is None:
+                continue
+            low, high = r["round_lo"] / a["round_hi"], r["round_hi"] / a["round_lo"]
+            out.append(Effect(k, name, r["vs_a"], low, high, verdict(low, high).replace("the spread", "the rounds")))
+    return out
+
+
+def ablation_table(ablation, source):
+    """The markdown table of one GPU's ablation: one line per size, one column per row b-f, each cell
+    the gain over step 09 with the rounds' interval, bold where the interval excludes 1."""
+    effects = ablation_effects(ablation)
+    sizes = sorted({e.log2n for e in effects})
+    by = {(e.log2n, e.row): e for e in effects}
+    lines = [f"{ablation['device']}, gain over step 09 (row a's median time over the row's), and the range the "
+             "five interleaved rounds allow (the row's slowest round against row a's fastest, and its fastest "
+             f"against a's slowest); **bold** where the whole range lies above or below 1. Data: {source}.",
+             "",
+             "| n | " + " | ".join(ABLATION_SHORT[name] for name in ABLATION_SHOWN) + " |",
+             "|---|" + "---:|" * len(ABLATION_SHOWN)]
+    for k in sizes:
+        cells = []
+        for name in ABLATION_SHOWN:
+            e = by.get((k, name))
+            if e is None:
+                cells.append("-")
+                continue
+            text = f"{e.vs_a:.3f}x ({e.low:.3f}-{e.high:.3f})"
+            cells.append(f"**{text}**" if e.verdict != "within the rounds" else text)
+        lines.append(f"| 2^{k} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 # --- drawing -------------------------------------------------------------------------------------
 
 def step_styles(steps):
@@ -206,37 +326,57 @@ def label(step, steps):
 
 
 def draw_sweep(rows, steps, dst):
-    """GB/s against n, both axes log 2 / log 10; the ceiling dotted, theoretical DRAM dashed."""
+    """GB/s against n, one panel per step (log 2 / log 10 axes, shared): the step in its colour, the read
+    ceiling dotted, the library thin and black; the theoretical DRAM bandwidth dashed."""
     plt = pyplot()
     points = sweep_points(rows)
     styles = step_styles(steps)
     peak = max(r["peak_gbps"] for r in rows)
     device = next((r.get("device", "") for r in rows if r["step"] != suite.CEILING_TOOL), "")
     cuda = next((r.get("cuda_runtime", "") for r in rows if r["step"] != suite.CEILING_TOOL), "")
-    fig, ax = plt.subplots(figsize=(10, 6.2))
     order = {s: i for i, s in enumerate(steps)}
-    for step in sorted(points, key=lambda s: (order.get(suite.current_name(s, steps), len(steps)), s)):
-        pts = sorted(points[step].items())
-        xs, ys = [n for n, _ in pts], [r["gbps"] for _, r in pts]
-        if step == suite.CEILING_TOOL:
-            ax.plot(xs, ys, color="gray", linestyle=":", linewidth=2.2, label="read ceiling (read-only kernel)",
-                    zorder=1)
-            continue
+    shown = sorted((s for s in points if s != suite.CEILING_TOOL),
+                   key=lambda s: (order.get(suite.current_name(s, steps), len(steps)), s))
+    if not shown:
+        raise Failure("the sweep holds no step's rows: nothing to plot")
+    cols = 4 if len(shown) > 6 else min(3, len(shown))
+    nrows = -(-len(shown) // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.6 * cols, 2.7 * nrows + 0.8), sharex=True, sharey=True,
+                             squeeze=False)
+    library = suite.library_step(steps)
+    ceiling = sorted(points.get(suite.CEILING_TOOL, {}).items())
+    lib = sorted(points.get(library, {}).items())
+    for ax, step in zip(axes.flat, shown):
         name = suite.current_name(step, steps)
-        style = styles.get(name) or dict(color="gray", marker=".", linestyle="-")
-        ax.plot(xs, ys, label=label(step, steps), zorder=3 if name == suite.library_step(steps) else 2, **style)
-    if peak:
-        ax.axhline(peak, color="gray", linestyle="--", linewidth=1)
-        ax.text(min(r["n"] for r in rows), peak * 1.1, f"theoretical DRAM bandwidth {peak:.0f} GB/s",
-                color="dimgray", fontsize=8, va="bottom", ha="left")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("n (floats)")
-    ax.set_ylabel("GB/s read (median; L2 flushed before each run; log scale)")
-    ax.set_title(f"Float sum, every step: {device}, CUDA {cuda}")
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 0.22), ncol=2)  # where no curve runs
-    fig.tight_layout()
+        if ceiling:
+            ax.plot([n for n, _ in ceiling], [r["gbps"] for _, r in ceiling], color="gray", linestyle=":",
+                    linewidth=2, label="read ceiling")
+        if lib and name != library:
+            ax.plot([n for n, _ in lib], [r["gbps"] for _, r in lib], color="black", linewidth=0.9,
+                    label=f"{library} (library)")
+        pts = sorted(points[step].items())
+        style = dict(styles.get(name) or dict(color="gray", marker=".", linestyle="-"), linestyle="-")
+        ax.plot([n for n, _ in pts], [r["gbps"] for _, r in pts], label=step, **style)
+        if peak:
+            ax.axhline(peak, color="gray", linestyle="--", linewidth=0.8)
+        ax.set_title(label(step, steps), fontsize=9)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.grid(True, which="major", alpha=0.3)
+    for ax in axes.flat[len(shown):]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("n (floats)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("GB/s read (median)")
+    handles = [plt.Line2D([], [], color="gray", linestyle=":", linewidth=2, label="measured read ceiling (same n)"),
+               plt.Line2D([], [], color="black", linewidth=0.9, label=f"{library} (the library), for reference"),
+               plt.Line2D([], [], color="gray", linestyle="--", linewidth=0.8,
+                          label=f"theoretical DRAM bandwidth, {peak:.0f} GB/s")]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.suptitle(f"Float sum, every step at every n: {device}, CUDA {cuda} (L2 flushed before each run; log axes)",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     save(fig, dst)
 
 

@@ -2,9 +2,11 @@
 
 The data behind them is tested everywhere: shares of the read ceiling, each step's gain over the
 previous one and the spread of the timed runs, which gains are claimed, which records are current,
-the toy launches of the diagrams against the kernels' loops. Drawing needs matplotlib: those tests
-skip with the reason where it is absent (CI), and otherwise check that the same data gives the same
-files. Without matplotlib scripts/figures must exit 77 with one line and write nothing.
+the ablation of steps 09 and 10 and its verdicts, what 09 and 10 launch, the toy launches of the
+diagrams against the kernels' loops, and the script's refusals (missing data: exit 2 and one line;
+an older record: exit 1). Drawing needs matplotlib: those tests skip with the reason where it is
+absent (CI), and otherwise check that the same data gives the same files. Without matplotlib
+scripts/figures must exit 77 with one line and write nothing.
 """
 
 import hashlib
@@ -24,7 +26,25 @@ import suite
 
 SCRIPTS = Path(__file__).resolve().parent
 STEPS = suite.read_steps()
-H200, H100 = suite.RESULTS / "h200", suite.RESULTS / "h100"
+
+
+def progression(gpu):
+    """A GPU's progression folder: results/<gpu>/progression/ (the layout), or results/<gpu>/ itself in a
+    checkout from before the layout, so that the tests read the committed data wherever it lies."""
+    folder = suite.RESULTS / gpu / "progression"
+    return folder if folder.is_dir() else suite.RESULTS / gpu
+
+
+def committed(gpu, name):
+    """A committed file of a GPU's progression (table.json of the H100 lay in current/ before the layout)."""
+    root = suite.RESULTS / gpu
+    for path in (root / "progression" / name, root / "current" / name, root / name):
+        if path.is_file():
+            return path
+    return None
+
+
+H200, H100 = progression("h200"), progression("h100")
 
 
 def load_script(name):
@@ -140,11 +160,35 @@ class CeilingShare(unittest.TestCase):
         self.assertEqual(len({s["color"] for s in styles.values()}), len(STEPS), "a colour shared by two steps")
 
 
+def fixture(case, gpus=("h200", "h100"), names=("table.json", "sweep.csv", "sweep_meta.json", "ablation.txt"),
+            several=True):
+    """A results folder in the layout, from the committed data: <gpu>/progression/ with the files of
+    `names` that are committed, and h200_x2/14_multi_gpu/ when `several`."""
+    root = tmp(case) / "results"
+    for gpu in gpus:
+        dst = root / gpu / "progression"
+        dst.mkdir(parents=True)
+        for name in names:
+            src = committed(gpu, name)
+            if src is not None:
+                shutil.copyfile(src, dst / name)
+    if several:
+        src = next((f for f in (suite.RESULTS / "h200_x2" / "14_multi_gpu", suite.RESULTS / "h200_x2")
+                    if (f / "sweep.jsonl").is_file()), None)
+        if src is not None:
+            dst = root / "h200_x2" / "14_multi_gpu"
+            dst.mkdir(parents=True)
+            for name in ("sweep.jsonl", "meta.json"):
+                shutil.copyfile(src / name, dst / name)
+    return root
+
+
 class Current(unittest.TestCase):
     def copy(self, folder):
-        dst = tmp(self) / folder.name
-        shutil.copytree(folder, dst, ignore=shutil.ignore_patterns("earlier", "explore", "*.png", "types",
-                                                                   "segmented", "figures"))
+        dst = tmp(self) / "progression"
+        dst.mkdir()
+        for name in ("table.json", "sweep.csv", "sweep_meta.json"):
+            shutil.copyfile(folder / name, dst / name)
         return dst
 
     def test_committed_h200_is_current(self):
@@ -277,13 +321,56 @@ class Script(unittest.TestCase):
             self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
 
     def test_an_older_record_named_alone_is_refused(self):
-        if ps.current_record(H100, STEPS)[0] is not None:
-            self.skipTest("results/h100 holds the current progression")
+        results = fixture(self, gpus=("h200",), several=False)
+        (results / "h200" / "progression" / "changed_steps.txt").write_text(f"{STEPS[7]}: other code then\n")
         out = tmp(self)
-        proc = self.run_figures("--gpu", "h100", "--out", out)
+        proc = self.run_figures("--results", results, "--gpu", "h200", "--out", out)
         self.assertEqual(proc.returncode, 1, proc.stderr)
-        self.assertIn("results/h100", proc.stderr)
+        self.assertIn("changed_steps.txt", proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
         self.assertEqual(list(out.iterdir()), [])
+
+    def test_missing_data_is_named_in_one_line_and_nothing_is_drawn(self):
+        results = fixture(self, names=("table.json",), several=False)
+        out = tmp(self)
+        proc = self.run_figures("--results", results, "--out", out)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+        for name in ("h200/progression/sweep.csv", "h200/progression/ablation.txt", "h100/progression/sweep.csv"):
+            self.assertIn(name, proc.stderr)
+        self.assertEqual(list(out.iterdir()), [])
+        empty = tmp(self)
+        proc = self.run_figures("--results", empty, "--gpu", "h200")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("no h200/progression", proc.stderr)
+
+    def test_several_gpus_without_their_records(self):
+        results = fixture(self, gpus=(), several=True)
+        if not (results / "h200_x2").is_dir():
+            self.skipTest("no committed records of step 14 on several GPUs")
+        (results / "h200_x2" / "14_multi_gpu" / "meta.json").unlink()
+        proc = self.run_figures("--results", results, "--gpu", "h200_x2", "--out", tmp(self))
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("h200_x2/14_multi_gpu/meta.json", proc.stderr)
+        (results / "h200_x2" / "14_multi_gpu" / "meta.json").write_text("{")
+        (results / "h200_x2" / "14_multi_gpu" / "sweep.jsonl").write_text("not json\n")
+        proc = self.run_figures("--results", results, "--gpu", "h200_x2", "--out", tmp(self))
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+
+    def test_a_malformed_ablation_is_refused_before_drawing(self):
+        results = fixture(self, gpus=("h100",), names=("table.json", "ablation.txt"), several=False)
+        (results / "h100" / "progression" / "ablation.txt").write_text("set ablation: X\n")
+        out = tmp(self)
+        proc = self.run_figures("--results", results, "--gpu", "h100", "--only", "steps_bar,ablation", "--out", out)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("ablation.txt", proc.stderr)
+        self.assertEqual(list(out.iterdir()), [])
+
+    def test_bad_only(self):
+        proc = self.run_figures("--only", "steps_bar,nosuchfigure")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("nosuchfigure", proc.stderr)
 
     def test_without_matplotlib(self):
         fake = tmp(self)
@@ -298,17 +385,98 @@ class Script(unittest.TestCase):
 
     @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not installed (python3 -m pip install matplotlib)")
     def test_same_data_same_files(self):
+        results = fixture(self, gpus=("h200",))
         a, b = tmp(self), tmp(self)
         for out in (a, b):
-            proc = self.run_figures("--out", out)
+            proc = self.run_figures("--results", results, "--out", out)
             self.assertEqual(proc.returncode, 0, proc.stderr)
         files = sorted(p.relative_to(a) for p in a.rglob("*.png"))
         self.assertIn(Path(figures.TIMELINE), files)
         self.assertIn(Path(figures.ADDRESSES), files)
+        for figure in figures.SINGLE:
+            self.assertIn(Path("h200") / f"{figure}.png", files)
+        if (results / "h200_x2").is_dir():
+            self.assertIn(Path("h200_x2") / "scaling.png", files)
         for name in files:
             digest = [hashlib.sha256((root / name).read_bytes()).hexdigest() for root in (a, b)]
             self.assertEqual(digest[0], digest[1], name)
             self.assertNotIn(b"Matplotlib", (a / name).read_bytes()[:4096], f"{name}: the tool's version in it")
+
+    @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not installed (python3 -m pip install matplotlib)")
+    def test_only_some_figures_where_the_rest_is_not_measured(self):
+        results = fixture(self, gpus=("h100",), names=("table.json", "ablation.txt"), several=False)
+        out = tmp(self)
+        proc = self.run_figures("--results", results, "--gpu", "h100", "--only", "steps_bar,ablation", "--out", out)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(sorted(p.name for p in out.rglob("*.png")), ["ablation.png", "steps_bar.png"])
+
+
+class Ablation(unittest.TestCase):
+    """The ablation of steps 09 and 10 (perf/variants.cu, set ablation) as the README and the chart read it."""
+
+    def read(self, gpu):
+        path = committed(gpu, "ablation.txt")
+        if path is None:
+            self.skipTest(f"no committed ablation.txt of {gpu}")
+        return ps.read_ablation(path)
+
+    def test_committed_findings(self):
+        """What step 10's README says, on the committed data: at 2^20 the tile-sized grid alone (b) is
+        beyond the rounds and within 1% of step 10 (f) on both GPUs; at 2^22 only f is beyond them on
+        the H100; at 2^28 the H200's alone-change is 512 threads (c), the H100's the tile layout (d)."""
+        for gpu in ("h200", "h100"):
+            effects = {(e.log2n, e.row): e for e in ps.ablation_effects(self.read(gpu))}
+            self.assertEqual(effects[(20, "b")].verdict, "faster", gpu)
+            self.assertLess(abs(effects[(20, "b")].vs_a - effects[(20, "f")].vs_a), 0.01, gpu)
+        for gpu in ("h200", "h100"):  # 256 threads beat 512 at 2^20: e's slowest round above f's fastest
+            rows = self.read(gpu)["rows"]
+            self.assertGreater(rows[(20, "e")]["round_lo"], rows[(20, "f")]["round_hi"], gpu)
+        h100 = {(e.log2n, e.row): e for e in ps.ablation_effects(self.read("h100"))}
+        self.assertEqual([r for r in ps.ABLATION_SHOWN if h100[(22, r)].verdict == "faster"], ["f"])
+        self.assertEqual(h100[(28, "d")].verdict, "faster")
+        h200 = {(e.log2n, e.row): e for e in ps.ablation_effects(self.read("h200"))}
+        self.assertEqual(h200[(28, "c")].verdict, "faster")
+        self.assertEqual(h200[(28, "d")].verdict, "within the rounds")
+
+    def test_interval_from_the_rounds(self):
+        text = "set ablation: GPU X, 1 SM\n" + " ".join(ps.ABLATION_COLUMNS) + "\n" + \
+            "20 a 09 stride 256 n/4B 4 100 90 110 99 101 1.000 PASS\n" + \
+            "20 b x stride 256 n/16B 1 120 100 130 118 122 1.200 PASS\n" + \
+            "20 c x stride 512 n/4B 2 101 90 110 100 102 1.010 PASS\n"
+        path = tmp(self) / "ablation.txt"
+        path.write_text(text)
+        effects = {e.row: e for e in ps.ablation_effects(ps.read_ablation(path))}
+        self.assertAlmostEqual(effects["b"].low, 118 / 101)
+        self.assertAlmostEqual(effects["b"].high, 122 / 99)
+        self.assertEqual(effects["b"].verdict, "faster")
+        self.assertEqual(effects["c"].verdict, "within the rounds")
+        table = ps.ablation_table(ps.read_ablation(path), "here")
+        self.assertIn("**1.200x", table)
+        self.assertIn("| 2^20 |", table)
+
+    def test_malformed_or_failed_is_refused(self):
+        head = "set ablation: GPU X\n" + " ".join(ps.ABLATION_COLUMNS) + "\n"
+        for body in ("20 a 09 stride 256 n/4B 4 100 90 110 99 101 1.000 FAIL\n",
+                     "20 a 09 stride 256 n/4B 4 100 90 110 99 1.000 PASS\n",
+                     "20 a 09 stride 256 n/4B four 100 90 110 99 101 1.000 PASS\n", ""):
+            path = tmp(self) / "ablation.txt"
+            path.write_text(head + body)
+            with self.assertRaises(suite.Failure, msg=body):
+                ps.read_ablation(path)
+
+
+class Grid(unittest.TestCase):
+    def test_what_09_and_10_launch(self):
+        """From the committed H200 sweep: at 2^20 step 09's threads have one float4 each and step 10 has
+        an eighth of its blocks; at 2^21 and 2^22 09's threads have about 2 and 3.9 float4s."""
+        rows, meta, why = ps.current_sweep(H200, STEPS)
+        if rows is None:
+            self.skipTest(f"results/h200 is not a current record: {why}")
+        data = {suite.log2(d[0]): d for d in figures.grid_data(rows, STEPS)}
+        n, b09, b10, f09, f10, gain = data[20]
+        self.assertEqual((b09, b10 * 8, f09, f10), (1024, 1024, 1.0, 4.0))
+        self.assertAlmostEqual(data[21][3], 1.94, places=2)
+        self.assertAlmostEqual(data[22][3], 3.88, places=2)
 
 
 if __name__ == "__main__":
