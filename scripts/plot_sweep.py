@@ -4,6 +4,7 @@ sizes are not flattened at zero, every step in its own colour, marker and line s
 step in black, the measured read ceiling dotted and the theoretical DRAM bandwidth dashed.
 
     scripts/plot_sweep.py build/release/results/sweep.csv build/release/results/sweep.png
+    scripts/plot_sweep.py results/h200/progression/sweep.csv results/h200/progression/sweep.png
 
 The output ends in .png, .svg or .pdf, in a folder that exists. The CSV is checked before anything
 is drawn: a missing, malformed, empty or header-only file is an error and no plot is written.
@@ -16,6 +17,7 @@ ceiling, each step's gain over the previous one with the spread of the timed run
 results folder holds the current progression, the steps' plot styles and deterministic saving.
 """
 
+import os
 import sys
 from collections import namedtuple
 from pathlib import Path
@@ -192,11 +194,16 @@ def save(fig, dst):
     date), so that the same data gives the same file."""
     metadata = {".png": {"Software": None}, ".svg": {"Date": None, "Creator": None},
                 ".pdf": {"CreationDate": None, "Creator": None, "Producer": None}}[Path(dst).suffix.lower()]
+    dst = Path(dst)
+    tmp = dst.with_name(f".{dst.stem}.tmp{dst.suffix}")  # whole or not at all: drawn beside it, renamed over
     try:
-        fig.savefig(dst, dpi=DPI, metadata=metadata)
+        fig.savefig(tmp, dpi=DPI, metadata=metadata)
+        os.replace(tmp, dst)
     except OSError as e:
         raise Failure(f"cannot write {dst}: {e.strerror}") from None
     finally:
+        if tmp.exists():
+            tmp.unlink()
         import matplotlib.pyplot as plt
         plt.close(fig)
 

@@ -135,6 +135,19 @@ def parse_int(text, what, lo, hi):
 
 # --- writing into the repository ---------------------------------------------------------------
 
+def check_can_create(folder, what):
+    """folder is a folder, or can be made: its nearest existing ancestor is a writable folder; else
+    UsageError naming what."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{what}: {folder} is not a folder")
+    parent = folder
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UsageError(f"{what}: cannot create {folder} ({parent} is not a writable folder)")
+
+
 def write_files(files):
     """Writes {path: text} all or nothing: each file to a temporary file beside it, and only when
     every one is written are they renamed over their targets (a full disk or an unwritable file
@@ -254,6 +267,18 @@ def inside(path, folder):
         return True
     except ValueError:
         return False
+
+
+def load_script(name):
+    """A script of scripts/ without .py (scripts/compare) as a module, for the scripts and tests that
+    use its functions."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader(name, str(Path(__file__).resolve().parent / name))
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 # --- the steps ---------------------------------------------------------------------------------

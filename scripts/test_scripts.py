@@ -12,11 +12,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
 import suite
+from test_suite import make_tmp
 
 SCRIPTS = Path(__file__).resolve().parent
 ROOT = suite.ROOT
@@ -89,13 +89,6 @@ print('"0","reduce_fake(const float *)","(1, 1, 1)","(256, 1, 1)","gpu__time_dur
 def write_exe(path, text):
     path.write_text(text)
     path.chmod(0o755)
-
-
-def make_tmp(case):
-    """A temporary folder removed after the test."""
-    folder = tempfile.mkdtemp()
-    case.addCleanup(shutil.rmtree, folder, ignore_errors=True)
-    return Path(folder)
 
 
 class ScriptCase(unittest.TestCase):
@@ -634,10 +627,15 @@ Test Passed.
 ----------------------------------------------------------
 """
 
-    def test_groups_reasons_from_junit(self):
+    def build_with_junit(self, text):
+        """A build folder whose last ctest run wrote text as its JUnit file."""
         build = self.tmp()
         (build / "Testing").mkdir()
-        (build / "Testing" / "junit.xml").write_text(self.JUNIT)
+        (build / "Testing" / "junit.xml").write_text(text)
+        return build
+
+    def test_groups_reasons_from_junit(self):
+        build = self.build_with_junit(self.JUNIT)
         proc = self.run_script([sys.executable, SCRIPTS / "skip_reasons", build], 0)
         self.assertIn("3 of 4 tests skipped", proc.stdout)
         self.assertIn("   2  no usable CUDA device: no CUDA-capable device is detected", proc.stdout)
@@ -663,9 +661,7 @@ smoke.all: nothing failed, 48 could not run here
 """
 
     def test_groups_count_case_by_case_one_line_per_reason(self):
-        build = self.tmp()
-        (build / "Testing").mkdir()
-        (build / "Testing" / "junit.xml").write_text(self.GROUPS)
+        build = self.build_with_junit(self.GROUPS)
         proc = self.run_script([sys.executable, SCRIPTS / "skip_reasons", build], 0)
         lines = proc.stdout.splitlines()
         self.assertIn("2 of 3 tests skipped", lines[0])
@@ -691,17 +687,13 @@ smoke.all: nothing failed, 48 could not run here
         self.assertIn("CUDA driver version is insufficient", proc.stdout)
 
     def test_the_first_line_has_no_machine_path_and_no_dangling_colon(self):
-        build = self.tmp()
-        (build / "Testing").mkdir()
-        (build / "Testing" / "junit.xml").write_text(self.JUNIT)
+        build = self.build_with_junit(self.JUNIT)
         first = self.run_script([sys.executable, SCRIPTS / "skip_reasons", build], 0).stdout.splitlines()[0]
         self.assertTrue(first.endswith(", for these reasons:"), first)
         self.assertNotIn(str(build.parent), first)
-        none = self.tmp() / "Testing"
-        none.mkdir()
-        (none / "junit.xml").write_text('<?xml version="1.0"?><testsuite tests="1"><testcase name="a" status="run">'
-                                        '</testcase></testsuite>\n')
-        first = self.run_script([sys.executable, SCRIPTS / "skip_reasons", none.parent], 0).stdout.splitlines()[0]
+        none = self.build_with_junit('<?xml version="1.0"?><testsuite tests="1"><testcase name="a" status="run">'
+                                     '</testcase></testsuite>\n')
+        first = self.run_script([sys.executable, SCRIPTS / "skip_reasons", none], 0).stdout.splitlines()[0]
         self.assertFalse(first.endswith(":"), first)
         run = (ROOT / ".ci" / "run").read_text()
         self.assertIn("${first%, for these reasons:}", run)
@@ -886,7 +878,7 @@ class UpdateReadme(ScriptCase):
             self.assertIn(f"| {step} |", measured)
 
     def test_the_gain_blocks_use_the_compare_method(self):
-        compare = load_script("compare")
+        compare = suite.load_script("compare")
         rows, meta, why = __import__("plot_sweep").current_sweep(self.main_record(), STEPS)
         if rows is None:
             self.skipTest(f"no current sweep: {why}")
@@ -900,17 +892,6 @@ class UpdateReadme(ScriptCase):
                 v = compare.ratio_interval(*pair)
                 self.assertIn(v.verdict, line)
                 self.assertEqual("**faster**" in line, v.verdict == "faster", line)
-
-
-def load_script(name):
-    """A script of scripts/ without .py as a module."""
-    import importlib.machinery
-    import importlib.util
-    loader = importlib.machinery.SourceFileLoader(name, str(SCRIPTS / name))
-    spec = importlib.util.spec_from_loader(name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def record(step, n, median, q1, q3, iters=50):
@@ -927,7 +908,7 @@ class Compare(ScriptCase):
         return folder
 
     def test_method(self):
-        compare = load_script("compare")
+        compare = suite.load_script("compare")
         old, new = record("09", 1 << 26, 1.0, 0.99, 1.01), record("09", 1 << 26, 0.8, 0.79, 0.81)
         v = compare.ratio_interval(old, new)
         self.assertAlmostEqual(v.ratio, 1.25)
