@@ -151,7 +151,8 @@ def check_can_create(folder, what):
 def write_files(files):
     """Writes {path: text} all or nothing: each file to a temporary file beside it, and only when
     every one is written are they renamed over their targets (a full disk or an unwritable file
-    leaves every target as it was). Folders are made as needed. Raises Failure naming the file."""
+    leaves every target as it was; should a rename itself fail, the files renamed before it are put
+    back). Folders are made as needed. Raises Failure naming the file."""
     temps = []
     try:
         for path, text in files.items():
@@ -167,8 +168,7 @@ def write_files(files):
                 os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
             except OSError as e:
                 raise Failure(f"cannot write {path}: {e.strerror or e}; nothing written") from None
-        for tmp, path in temps:
-            os.replace(tmp, path)
+        rename_all(temps)
         temps = []
     finally:
         for tmp, _ in temps:
@@ -279,6 +279,33 @@ def load_script(name):
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module
+
+
+def rename_all(pairs):
+    """Renames each (temporary file, target); when one fails, the targets renamed before it get their
+    old contents back (kept as hard links until all are done) and Failure names the one that failed."""
+    done, backups = [], {}
+    try:
+        for tmp, path in pairs:
+            if path.exists():
+                backup = path.with_name(f".{path.name}.old")
+                os.link(path, backup)
+                backups[path] = backup
+            os.replace(tmp, path)
+            done.append(path)
+    except OSError as e:
+        for path in done:
+            if path in backups:
+                os.replace(backups.pop(path), path)
+            else:
+                path.unlink()
+        raise Failure(f"cannot write {path}: {e.strerror or e}; nothing written") from None
+    finally:
+        for backup in backups.values():
+            try:
+                backup.unlink()
+            except OSError:
+                pass
 
 
 # --- the steps ---------------------------------------------------------------------------------

@@ -308,6 +308,23 @@ class WriteFiles(unittest.TestCase):
         self.assertEqual((folder / "a").read_text(), "new\n")
         self.assertEqual(sorted(p.name for p in folder.iterdir()), ["a", "dir", "sub"])
 
+    def test_a_failed_rename_puts_back_the_files_renamed_before_it(self):
+        folder = make_tmp(self)
+        for name in ("a", "b"):
+            (folder / name).write_text(f"old {name}\n")
+        (folder / "c").mkdir()
+        (folder / "c" / "full").write_text("x\n")  # a non-empty folder: a file cannot be renamed over it
+        pairs = []
+        for name in ("a", "b", "c"):
+            tmp = folder / f".{name}.tmp"
+            tmp.write_text(f"new {name}\n")
+            pairs.append((tmp, folder / name))
+        with self.assertRaises(suite.Failure):
+            suite.rename_all(pairs)
+        self.assertEqual((folder / "a").read_text(), "old a\n")
+        self.assertEqual((folder / "b").read_text(), "old b\n")
+        self.assertEqual(sorted(p.name for p in folder.iterdir() if p.name.endswith(".old")), [])
+
 
 if __name__ == "__main__":
     unittest.main()
