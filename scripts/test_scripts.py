@@ -949,6 +949,9 @@ class Compare(ScriptCase):
         proc = self.run_script([*self.COMPARE, same, same], 0)
         self.assertIn(" 0 faster, 0 slower", proc.stdout)
         self.assertNotIn("| faster", proc.stdout)
+        proc = self.run_script([*self.COMPARE, same.parent, same.parent], 0)  # a GPU folder: every current step
+        for step in (STEPS[0], suite.read_beyond()[0]):
+            self.assertIn(step, proc.stdout)
         proc = self.run_script([*self.COMPARE, same / "table.json", same / "table.json", "--format", "markdown"], 0)
         self.assertIn("| 1.000x |", proc.stdout)
 
