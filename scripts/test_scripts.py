@@ -91,6 +91,19 @@ def write_exe(path, text):
     path.chmod(0o755)
 
 
+def make_unwritable(case, path):
+    """path read-only for the rest of the test; for root, which writes read-only files, immutable
+    (chattr +i); the test skips where neither is possible."""
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        case.addCleanup(path.chmod, 0o644)
+        return
+    chattr = shutil.which("chattr")
+    if not chattr or subprocess.run([chattr, "+i", path], capture_output=True).returncode != 0:
+        case.skipTest("running as root where chattr +i is not allowed: no file can be made unwritable")
+    case.addCleanup(subprocess.run, [chattr, "-i", path], capture_output=True)
+
+
 class ScriptCase(unittest.TestCase):
     """Runs scripts and checks the exit code, the one line, and that there is no traceback."""
 
@@ -829,21 +842,10 @@ class UpdateReadme(ScriptCase):
         self.update(code=0, one_line=False)
         self.assertNotEqual(self.docs(), before)
 
-    def make_unwritable(self, path):
-        """path read-only; for root, which writes read-only files, immutable (chattr +i)."""
-        if os.geteuid() != 0:
-            path.chmod(0o444)
-            self.addCleanup(path.chmod, 0o644)
-            return
-        chattr = shutil.which("chattr")
-        if not chattr or subprocess.run([chattr, "+i", path], capture_output=True).returncode != 0:
-            self.skipTest("running as root where chattr +i is not allowed: no file can be made unwritable")
-        self.addCleanup(subprocess.run, [chattr, "-i", path], capture_output=True)
-
     def test_one_unwritable_readme_changes_no_readme(self):
         self.new_commit()
         readme = self.repo / STEPS[6] / "README.md"
-        self.make_unwritable(readme)
+        make_unwritable(self, readme)
         before = self.docs()
         self.update(code=1, contains=f"{STEPS[6]}/README.md")
         self.assertEqual(self.docs(), before)
@@ -971,8 +973,56 @@ class Compare(ScriptCase):
                 self.run_script([*self.COMPARE, *args], 1)
 
 
+FAKE_BEYOND = r'''#!{python}
+"""A fake step beyond the progression (or read_ceiling): one JSON record for --n and --kind;
+FAKE_GBPS sets its speed."""
+import json, os, sys
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+n = int(args["--n"])
+gbps = float(os.environ.get("FAKE_GBPS", "100"))
+r = {{"device": "NVIDIA H200", "cuda_runtime": "13.0", "cuda_driver": "13.0", "peak_gbps": 4814.3, "n": n,
+      "bytes": 4 * n, "iters": 5, "median_ms": 4 * n / gbps / 1e6, "gbps": gbps, "pct_peak": gbps / 48.143}}
+if os.path.basename(sys.argv[0]) == "read_ceiling":
+    r.update(tool="read_ceiling", gbps=2 * gbps)
+else:
+    r.update(step="12_fake", kind=args.get("--kind"), passed=True)
+print(json.dumps(r))
+'''
+
+
 class Measure(ScriptCase):
     MEASURE = [sys.executable, SCRIPTS / "measure"]
+
+    def fake_repo(self):
+        """A copy of the scripts with one step beyond the progression, 12_fake, and its build."""
+        repo = self.tmp() / "repo"
+        shutil.copytree(SCRIPTS, repo / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(ROOT / "steps.txt", repo / "steps.txt")
+        (repo / "beyond.txt").write_text("12_fake\n")
+        (repo / "12_fake").mkdir()
+        (repo / "12_fake" / "measure.args").write_text(
+            "title: a fake step\ncolumns: kind\ntable extra: n, kind, gbps\n"
+            "a | --n 1024 --kind a\nb | --n 2048 --kind b\n")
+        (repo / "build" / "bin").mkdir(parents=True)
+        for name in ("12_fake", suite.CEILING_TOOL):
+            write_exe(repo / "build" / "bin" / name, FAKE_BEYOND.format(python=sys.executable))
+        return repo
+
+    def test_writes_the_layout_all_or_nothing(self):
+        repo = self.fake_repo()
+        measure = [sys.executable, repo / "scripts" / "measure", "12", repo / "build"]
+        self.run_script(measure, 0, one_line=False)
+        out = repo / "results" / "h200" / "12_fake"  # results/<gpu>/<step>, the GPU named from the device
+        self.assertEqual(sorted(p.name for p in out.iterdir()),
+                         ["a.json", "b.json", "extra.md", "meta.json", "read_ceiling_4096.json",
+                          "read_ceiling_8192.json", "table.md"])
+        self.assertIn("| 2^10 | a | 100 |", (out / "extra.md").read_text())
+        self.assertIn("| a | 2^10 | 100.0 |", (out / "table.md").read_text())
+        before = {p.name: p.read_text() for p in out.iterdir()}
+        make_unwritable(self, out / "table.md")
+        self.run_script(measure, 1, {"FAKE_GBPS": "200"}, one_line=False, contains="nothing written")
+        self.assertEqual({p.name: p.read_text() for p in out.iterdir()}, before)
+        self.assertEqual([p.name for p in out.iterdir() if p.name.startswith(".")], [])
 
     def test_bad_usage(self):
         step = suite.read_beyond()[0]
