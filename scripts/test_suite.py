@@ -34,11 +34,16 @@ def make_tmp(case):
     return Path(folder)
 
 
+def tmp_file(case, name, text):
+    """A file holding text in a temporary folder removed after the test."""
+    path = make_tmp(case) / name
+    path.write_text(text)
+    return path
+
+
 class Steps(unittest.TestCase):
     def write(self, text):
-        path = make_tmp(self) / "steps.txt"
-        path.write_text(text)
-        return path
+        return tmp_file(self, "steps.txt", text)
 
     def test_reads_the_suite_list(self):
         steps = suite.read_steps()
@@ -196,9 +201,7 @@ class Csv(unittest.TestCase):
         self.assertEqual(rows[0]["cpu_parallel_ms"], "")
 
     def sweep_file(self, text):
-        path = make_tmp(self) / "sweep.csv"
-        path.write_text(text)
-        return path
+        return tmp_file(self, "sweep.csv", text)
 
     def test_sweep_csv_checked(self):
         self.assertEqual(len(suite.read_sweep_csv(H100_OLD / "sweep.csv")), 8 * 21)
