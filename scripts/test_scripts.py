@@ -225,6 +225,12 @@ class RunAll(ScriptCase):
         self.run_all(self.fake_build(), "--steps", "01", "--out", H100, code=2, env={"FAKE_GPU": "none"},
                      contains="--force")
 
+    def test_out_under_results_follows_the_layout(self):
+        for out in (suite.RESULTS / "h100", suite.RESULTS / "h200" / "12_types_ops", suite.RESULTS):
+            with self.subTest(out=out):
+                self.run_all(self.fake_build(), "--out", out, code=2, env={"FAKE_GPU": "none"},
+                             contains="results/<gpu>/progression")
+
     def test_an_older_record_is_read_by_todays_names(self):
         # The older H100 record names the library 08_cub: a run of every step loses nothing there (it
         # goes on to the GPU check), and a refusal names today's step, never 08_cub.
