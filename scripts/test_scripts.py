@@ -577,6 +577,17 @@ class ShellScripts(ScriptCase):
         self.assertTrue(lines[1].startswith(f'"{STEPS[0]}",'))
 
 
+class SweepRatio(ScriptCase):
+    def test_bad_input(self):
+        ratio = [sys.executable, SCRIPTS / "sweep_ratio"]
+        for args in ([], [SWEEP, "09"], [SWEEP, "09", "99"], [SWEEP, "09", "10", "--from", "1_0"],
+                     [SWEEP, "09", "10", "--to", "\uff13\uff10"], [SWEEP, "09", "10", "--from", "37"],
+                     [SWEEP, "09", "10", "--from", "10", "--from", "12"], [self.tmp() / "none.csv", "09", "10"]):
+            with self.subTest(args=args):
+                self.run_script([*ratio, *args], 2)
+        self.run_script([*ratio, SWEEP, "09", "10", "--from", "20", "--to", "21"], 0)
+
+
 class ShowLesson(ScriptCase):
     def test_bad_input(self):
         for args in ([], ["01"], ["01", "99"], ["01", "01"], ["01", "03"], ["02", "01"], ["01", "02", "--bogus"]):
