@@ -982,6 +982,7 @@ class Compare(ScriptCase):
         other = self.write_records(tmp / "other", [record("01_interleaved", 1 << 10, 1.0, 0.9, 1.1)])
         good = suite.RESULTS / "h200" / "progression" / "table.json"
         for args in ([], [good], [good, tmp / "nothing"], [good, good, "--noise", "x"], [good, good, "--noise", "2"],
+                     [good, good, "--noise", "0_1"], [good, good, "--noise", "\uff10.1"], [good, good, "--noise", "nan"],
                      [good, good, "--bogus"], [good, good, "--noise", "0.1", "--noise", "0.2"], [good, tmp / "a.txt"]):
             with self.subTest(args=args):
                 self.run_script([*self.COMPARE, *args], 2)
