@@ -66,7 +66,8 @@ part() {
 check() {
   LOG_DIR="$work/logs" "$root/scripts/check_gpu.sh" "$build" >"$work/check_gpu.txt" 2>&1
   local rc=$?
-  sed -n '/^=== check_gpu summary/,$p' "$work/check_gpu.txt" >"$new/gpu_check.txt"
+  # the summary without the machine's folder names (it is committed): paths made relative
+  sed -n '/^=== check_gpu summary/,$p' "$work/check_gpu.txt" | sed -e "s#$work/##g" -e "s#$root/##g" >"$new/gpu_check.txt"
   cp "$work/logs/table.json" "$new/" 2>/dev/null
   return $rc
 }
