@@ -577,6 +577,34 @@ class ShellScripts(ScriptCase):
         self.assertTrue(lines[1].startswith(f'"{STEPS[0]}",'))
 
 
+class ResultsLayout(unittest.TestCase):
+    """results/ as README.md's Layout section describes it: one folder per GPU (<gpu> or <gpu>_x<N>);
+    in it progression/, figures/, earlier/<commit>/ and the steps of beyond.txt, nothing else; no code
+    saved as text, no machine's folder names in any file."""
+
+    def test_folders(self):
+        allowed = {"progression", "figures", "earlier", *suite.read_beyond()}
+        # results/bits, the bits fixture's old place, only until the fixture lies beside its step
+        moved = (ROOT / "15_reproducible" / "reproducible_bits.txt").is_file()
+        for gpu in sorted(p for p in suite.RESULTS.iterdir() if p.name != "tmp" and (moved or p.name != "bits")):
+            with self.subTest(gpu=gpu.name):
+                self.assertTrue(gpu.is_dir(), f"{gpu}: a file where a GPU folder belongs")
+                self.assertRegex(gpu.name, r"^[a-z]+[0-9]+(_x[0-9]+)?$")
+                for entry in gpu.iterdir():
+                    self.assertTrue(entry.is_dir() and entry.name in allowed, f"{entry}: not in the layout")
+                for old in (gpu / "earlier").glob("*") if (gpu / "earlier").is_dir() else []:
+                    self.assertRegex(old.name, r"^[0-9a-f]{12}$", f"{old}: earlier/<12-digit commit>/")
+        self.assertEqual(list(suite.RESULTS.rglob("explore")), [])
+        self.assertEqual([p for p in suite.RESULTS.rglob("*.cu*")], [])
+
+    def test_no_machine_paths(self):
+        machine = re.compile(r"(?<![\w.])/(root|home|work|tmp|scratch)/")
+        for path in suite.RESULTS.rglob("*"):
+            if path.is_file() and path.suffix in (".txt", ".md", ".json", ".csv", ".jsonl"):
+                m = machine.search(path.read_text(errors="replace"))
+                self.assertIsNone(m, f"{path}: a machine path ({m and m.group(0)})")
+
+
 class SweepRatio(ScriptCase):
     def test_bad_input(self):
         ratio = [sys.executable, SCRIPTS / "sweep_ratio"]
