@@ -149,7 +149,7 @@ def check_can_create(folder, what):
 
 
 def write_files(files):
-    """Writes {path: text} all or nothing: each file to a temporary file beside it, and only when
+    """Writes {path: text or bytes} all or nothing: each file to a temporary file beside it, and only when
     every one is written are they renamed over their targets (a full disk or an unwritable file
     leaves every target as it was; should a rename itself fail, the files renamed before it are put
     back). Folders are made as needed. Raises Failure naming the file."""
@@ -163,7 +163,7 @@ def write_files(files):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
                 temps.append((tmp, path))
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                with (os.fdopen(fd, "wb") if isinstance(text, bytes) else os.fdopen(fd, "w", encoding="utf-8")) as f:
                     f.write(text)
                 os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
             except OSError as e:

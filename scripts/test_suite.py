@@ -302,14 +302,15 @@ class WriteFiles(unittest.TestCase):
     def test_all_or_nothing(self):
         folder = make_tmp(self)
         (folder / "a").write_text("old\n")
-        suite.write_files({folder / "a": "new\n", folder / "sub" / "b": "b\n"})
+        suite.write_files({folder / "a": "new\n", folder / "sub" / "b": "b\n", folder / "c.png": b"\x89PNG"})
+        self.assertEqual((folder / "c.png").read_bytes(), b"\x89PNG")
         self.assertEqual((folder / "a").read_text(), "new\n")
         self.assertEqual((folder / "sub" / "b").read_text(), "b\n")
         (folder / "dir").mkdir()
         with self.assertRaises(suite.Failure):  # the second target's folder cannot be made: nothing renamed
             suite.write_files({folder / "a": "newer\n", folder / "a" / "x": "x\n"})
         self.assertEqual((folder / "a").read_text(), "new\n")
-        self.assertEqual(sorted(p.name for p in folder.iterdir()), ["a", "dir", "sub"])
+        self.assertEqual(sorted(p.name for p in folder.iterdir()), ["a", "c.png", "dir", "sub"])
 
     def test_a_failed_rename_puts_back_the_files_renamed_before_it(self):
         folder = make_tmp(self)
