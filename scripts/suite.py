@@ -163,7 +163,8 @@ def write_files(files):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
                 temps.append((tmp, path))
-                with (os.fdopen(fd, "wb") if isinstance(text, bytes) else os.fdopen(fd, "w", encoding="utf-8")) as f:
+                binary = isinstance(text, bytes)
+                with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
                     f.write(text)
                 os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
             except OSError as e:
