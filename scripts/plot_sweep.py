@@ -13,7 +13,7 @@ installed (the CSV is fine; plot it where matplotlib is).
 
 As a module (standard library only until a plot is drawn) it is what scripts/figures and
 scripts/update_readme share about a sweep: its points per step, each step's share of the read
-ceiling, each step's gain over the previous one with the spread of the timed runs, whether a
+ceiling, each step's gain over the previous one (scripts/compare's interval and verdict), whether a
 results folder holds the current progression, the steps' plot styles and deterministic saving.
 """
 
@@ -70,34 +70,23 @@ def ceiling_share(points, step):
 Gain = namedtuple("Gain", "n gain low high verdict")
 
 
-def verdict(low, high):
-    """'faster' when every pairing of timed runs favours the step, 'slower' when every one goes against
-    it, else 'within the spread'."""
-    if low > 1:
-        return "faster"
-    if high < 1:
-        return "slower"
-    return "within the spread"
-
-
 def gains(points, prev, step, sizes=GAIN_SIZES):
-    """The step's gain over prev at each n = 2^k of sizes (inclusive) that both hold, as Gains:
-    gain = prev's median time / the step's; low = prev's fastest run / the step's slowest, high = prev's
-    slowest / the step's fastest: the ratios one timed run of each can give, the run-to-run spread of
-    both together. A point without min and max (an older CSV) gets the median ratio as its range."""
+    """The step's gain over prev at each n = 2^k of sizes (inclusive) that both hold, as Gains judged by
+    scripts/compare's method (compare.ratio_interval): gain = prev's median time / the step's, low and
+    high the ends of its 95% interval, verdict faster, slower or within noise. run_all's sweep times
+    suite.sweep_iters(n) runs per point and its CSV does not say so. A point without quartiles, min or
+    max (an older CSV) gets the median ratio as its interval and is within noise."""
+    compare = suite.load_script("compare")
     out = []
     a, b = points.get(prev, {}), points.get(step, {})
     for k in range(sizes[0], sizes[1] + 1):
         n = 1 << k
         if n not in a or n not in b:
             continue
-        p, s = a[n], b[n]
-        if not p["median_ms"] or not s["median_ms"]:
-            continue
-        g = p["median_ms"] / s["median_ms"]
-        low = p["min_ms"] / s["max_ms"] if p["min_ms"] and s["max_ms"] else g
-        high = p["max_ms"] / s["min_ms"] if p["max_ms"] and s["min_ms"] else g
-        out.append(Gain(n, g, low, high, verdict(low, high)))
+        v = compare.ratio_interval(*(dict(x, iters=x.get("iters") or suite.sweep_iters(n)) for x in (a[n], b[n])))
+        if v is not None:
+            out.append(Gain(n, v.ratio, v.ratio if v.low is None else v.low, v.ratio if v.high is None else v.high,
+                            v.verdict))
     return out
 
 
