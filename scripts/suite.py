@@ -11,6 +11,7 @@ the problem), 77 no usable GPU (or, for plot_sweep.py, no matplotlib). --debug s
 import argparse
 import csv
 import difflib
+import functools
 import io
 import json
 import math
@@ -270,9 +271,10 @@ def inside(path, folder):
         return False
 
 
+@functools.lru_cache(maxsize=None)
 def load_script(name):
     """A script of scripts/ without .py (scripts/compare) as a module, for the scripts and tests that
-    use its functions."""
+    use its functions; loaded once."""
     import importlib.machinery
     import importlib.util
     loader = importlib.machinery.SourceFileLoader(name, str(Path(__file__).resolve().parent / name))
