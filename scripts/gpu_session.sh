@@ -16,12 +16,15 @@
 #          bits      15_reproducible's bit file for this GPU                  -> bits/
 #   env: JOBS (default 16), DEADLINE (seconds: parts past it are skipped or stopped, so that the archive
 #        is still written inside a device call's limit), REDUCE_COMMIT (names the commit where .git is absent)
+#   Where the parts' files belong in the repository (README.md's Layout): table/, sweep/, profile.csv,
+#   ablation.txt, sass/ -> results/<gpu>/progression/; <step>/ -> results/<gpu>/<step>/; summary.txt ->
+#   results/<gpu>/progression/gpu_check_<commit>.txt; bits/ -> 15_reproducible/.
 # Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage="usage: PARTS=\"...\" scripts/gpu_session.sh OUT [build-dir]"
 case "${1:-}" in
-  -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
   "") echo "gpu_session: no OUT folder given ($usage)" >&2; exit 2 ;;
 esac
 out=$1
@@ -78,6 +81,8 @@ want sanitizer && grep -E "compute-sanitizer|FAIL" "$work/sanitizer.log" | tee -
 want profile && part profile "$root/scripts/profile_steps.sh" -o "$work/profile.csv" "$build"
 want sweep && part sweep "$root/scripts/run_all" --no-build --build-dir "$build" --out "$work/sweep" --sweep
 
+# No machine's folder names in a summary that may be committed: paths inside the checkout made relative.
+sed -i -e "s#$root/##g" -e "s#$out/##g" "$summary"
 tar -czf "$out/results.tgz" -C "$work" .
 rm -rf "$work"
 note "gpu_session: $([ $status -eq 0 ] && echo PASS || echo FAIL)"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Everything the committed results come from, in one go on a GPU machine: the GPU check (build, every
 # test, compute-sanitizer, the table), the sweep, the profiler counters and perf/variants.cu's sets
-# of rows. Writes into OUT exactly the files results/<gpu>/ holds, and only when every part produced
-# its file: a failed or empty part fails the run and OUT is left as it was (what was made is kept in
-# a temporary folder, named at the end). Then run scripts/update_readme results/<gpu>.
+# of rows. Writes into OUT exactly the files results/<gpu>/progression/ holds, and only when every
+# part produced its file: a failed or empty part fails the run and OUT is left as it was (what was
+# made is kept in a temporary folder, named at the end); the files are copied in beside their
+# targets first and renamed over them only when all are copied. Then run scripts/update_readme.
 #
 #   scripts/measure_gpu.sh OUT [build-dir]        default build dir: build/gpu
 #   env: CUDAARCHS, JOBS as for check_gpu.sh; REDUCE_COMMIT names the commit where .git is absent;
@@ -65,11 +66,12 @@ part() {
 check() {
   LOG_DIR="$work/logs" "$root/scripts/check_gpu.sh" "$build" >"$work/check_gpu.txt" 2>&1
   local rc=$?
-  sed -n '/^=== check_gpu summary/,$p' "$work/check_gpu.txt" >"$new/check_gpu_summary.txt"
+  # the summary without the machine's folder names (it is committed): paths made relative
+  sed -n '/^=== check_gpu summary/,$p' "$work/check_gpu.txt" | sed -e "s#$work/##g" -e "s#$root/##g" >"$new/gpu_check.txt"
   cp "$work/logs/table.json" "$new/" 2>/dev/null
   return $rc
 }
-want check && part "GPU check" check_gpu_summary.txt table.json -- check
+want check && part "GPU check" gpu_check.txt table.json -- check
 
 # 2. Every step over n = 2^10 .. 2^30 (and the read ceiling at each n).
 sweep() {
@@ -101,11 +103,25 @@ variants() {
 want variants && part "perf variants" variants.txt -- variants
 
 tar -czf "$new/logs.tar.gz" -C "$work" logs check_gpu.txt
-cat "$new/check_gpu_summary.txt" 2>/dev/null
+cat "$new/gpu_check.txt" 2>/dev/null
 if [ ${#failed[@]} -gt 0 ]; then
   echo "measure_gpu: FAIL: $(IFS=';'; echo "${failed[*]}"); nothing written to $out; what was made is in $new" >&2
   exit 1
 fi
-{ mkdir -p "$out" && cp "$new"/* "$out/"; } 2>/dev/null || die 1 "cannot write into $out; what was made is in $new"
+# All or nothing: every file copied in beside its target under a temporary name, then all renamed.
+copied=()
+mkdir -p "$out" 2>/dev/null || die 1 "cannot write into $out; what was made is in $new"
+for f in "$new"/*; do
+  tmp="$out/.$(basename "$f").tmp.$$"
+  if ! cp "$f" "$tmp" 2>/dev/null; then
+    rm -f "${copied[@]}" "$tmp"
+    die 1 "cannot write into $out (nothing changed there); what was made is in $new"
+  fi
+  copied+=("$tmp")
+done
+for tmp in "${copied[@]}"; do
+  name=$(basename "$tmp"); name=${name#.}; name=${name%.tmp.$$}
+  mv -f "$tmp" "$out/$name" || die 1 "cannot rename $tmp in $out"
+done
 rm -rf "$work"
 echo "measure_gpu: PASS; files in $out"

@@ -5,6 +5,7 @@ read ceiling dotted and the library step thin and black for reference, on the sa
 (n from 2^10 to 2^30 spans six decades of GB/s: a linear axis would flatten the small sizes at 0).
 
     scripts/plot_sweep.py build/release/results/sweep.csv build/release/results/sweep.png
+    scripts/plot_sweep.py results/h200/progression/sweep.csv results/h200/progression/sweep.png
 
 The output ends in .png, .svg or .pdf, in a folder that exists. The CSV is checked before anything
 is drawn: a missing, malformed, empty or header-only file is an error and no plot is written.
@@ -13,11 +14,12 @@ installed (the CSV is fine; plot it where matplotlib is).
 
 As a module (standard library only until a plot is drawn) it is what scripts/figures and
 scripts/update_readme share about the measured data: a sweep's points per step, each step's share
-of the read ceiling, each step's gain over the previous one with the spread of the timed runs,
-whether a results folder holds the current progression, the ablation of steps 09 and 10
+of the read ceiling, each step's gain over the previous one (scripts/compare's interval and
+verdict), whether a results folder holds the current progression, the ablation of steps 09 and 10
 (read_ablation, ablation_table), the steps' plot styles and deterministic saving.
 """
 
+import os
 import sys
 from collections import namedtuple
 from pathlib import Path
@@ -70,34 +72,23 @@ def ceiling_share(points, step):
 Gain = namedtuple("Gain", "n gain low high verdict")
 
 
-def verdict(low, high):
-    """'faster' when every pairing of timed runs favours the step, 'slower' when every one goes against
-    it, else 'within the spread'."""
-    if low > 1:
-        return "faster"
-    if high < 1:
-        return "slower"
-    return "within the spread"
-
-
 def gains(points, prev, step, sizes=GAIN_SIZES):
-    """The step's gain over prev at each n = 2^k of sizes (inclusive) that both hold, as Gains:
-    gain = prev's median time / the step's; low = prev's fastest run / the step's slowest, high = prev's
-    slowest / the step's fastest: the ratios one timed run of each can give, the run-to-run spread of
-    both together. A point without min and max (an older CSV) gets the median ratio as its range."""
+    """The step's gain over prev at each n = 2^k of sizes (inclusive) that both hold, as Gains judged by
+    scripts/compare's method (compare.ratio_interval): gain = prev's median time / the step's, low and
+    high the ends of its 95% interval, verdict faster, slower or within noise. run_all's sweep times
+    suite.sweep_iters(n) runs per point and its CSV does not say so. A point without quartiles, min or
+    max (an older CSV) gets the median ratio as its interval and is within noise."""
+    compare = suite.load_script("compare")
     out = []
     a, b = points.get(prev, {}), points.get(step, {})
     for k in range(sizes[0], sizes[1] + 1):
         n = 1 << k
         if n not in a or n not in b:
             continue
-        p, s = a[n], b[n]
-        if not p["median_ms"] or not s["median_ms"]:
-            continue
-        g = p["median_ms"] / s["median_ms"]
-        low = p["min_ms"] / s["max_ms"] if p["min_ms"] and s["max_ms"] else g
-        high = p["max_ms"] / s["min_ms"] if p["max_ms"] and s["min_ms"] else g
-        out.append(Gain(n, g, low, high, verdict(low, high)))
+        v = compare.ratio_interval(*(dict(x, iters=x.get("iters") or suite.sweep_iters(n)) for x in (a[n], b[n])))
+        if v is not None:
+            out.append(Gain(n, v.ratio, v.ratio if v.low is None else v.low, v.ratio if v.high is None else v.high,
+                            v.verdict))
     return out
 
 
@@ -251,7 +242,8 @@ def ablation_effects(ablation):
             if r is None:
                 continue
             low, high = r["round_lo"] / a["round_hi"], r["round_hi"] / a["round_lo"]
-            out.append(Effect(k, name, r["vs_a"], low, high, verdict(low, high).replace("the spread", "the rounds")))
+            word = "faster" if low > 1 else "slower" if high < 1 else "within the rounds"
+            out.append(Effect(k, name, r["vs_a"], low, high, word))
     return out
 
 
@@ -312,11 +304,16 @@ def save(fig, dst):
     date), so that the same data gives the same file."""
     metadata = {".png": {"Software": None}, ".svg": {"Date": None, "Creator": None},
                 ".pdf": {"CreationDate": None, "Creator": None, "Producer": None}}[Path(dst).suffix.lower()]
+    dst = Path(dst)
+    tmp = dst.with_name(f".{dst.stem}.tmp{dst.suffix}")  # whole or not at all: drawn beside it, renamed over
     try:
-        fig.savefig(dst, dpi=DPI, metadata=metadata)
+        fig.savefig(tmp, dpi=DPI, metadata=metadata)
+        os.replace(tmp, dst)
     except OSError as e:
         raise Failure(f"cannot write {dst}: {e.strerror}") from None
     finally:
+        if tmp.exists():
+            tmp.unlink()
         import matplotlib.pyplot as plt
         plt.close(fig)
 

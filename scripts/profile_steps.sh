@@ -74,7 +74,7 @@ for step in $steps; do
   tail -n +2 <<<"$rows" | sed "s/^/\"$step\",/" >>"$csv"
 done
 if [ -n "$out" ]; then
-  cp "$csv" "$out" || die 1 "cannot write $out"
+  cp "$csv" "$out.tmp.$$" 2>/dev/null && mv -f "$out.tmp.$$" "$out" || { rm -f "$out.tmp.$$"; die 1 "cannot write $out"; }
 else
   cat "$csv"
 fi

@@ -11,16 +11,20 @@ the problem), 77 no usable GPU (or, for plot_sweep.py, no matplotlib). --debug s
 import argparse
 import csv
 import difflib
+import functools
 import io
 import json
 import math
 import os
 import re
 import sys
+import tempfile
+import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS_FILE = ROOT / "steps.txt"
+BEYOND_FILE = ROOT / "beyond.txt"
 RESULTS = ROOT / "results"
 MAX_N = 1 << 36              # the executables' limit for --n
 CEILING_TOOL = "read_ceiling"  # <build>/bin/read_ceiling: the measured read ceiling, not a step
@@ -45,29 +49,54 @@ class NoGpu(Exception):
 # --- running a script --------------------------------------------------------------------------
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse that reports bad usage as one line (UsageError) and knows --debug."""
+    """argparse that reports bad usage as one line (UsageError), knows --debug, takes options only by
+    their full names and refuses an option given twice (as the step executables do)."""
 
     def __init__(self, prog, doc, **kw):
-        super().__init__(prog=prog, description=doc.strip().split("\n\n")[0],
+        super().__init__(prog=prog, description=doc.strip().split("\n\n")[0], allow_abbrev=False,
                          formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
         self.add_argument("--debug", action="store_true", help="show a traceback when something fails")
 
     def error(self, message):
         raise UsageError(message)
 
+    def parse_args(self, args=None, namespace=None):
+        args = sys.argv[1:] if args is None else list(args)
+        refuse_repeats(self, args)
+        return super().parse_args(args, namespace)
+
+
+def refuse_repeats(parser, argv):
+    """UsageError for an option of parser given twice in argv (up to a "--"): a second value would
+    otherwise silently win over the first."""
+    names = {s for a in parser._actions for s in a.option_strings}
+    values = {s for a in parser._actions if a.nargs != 0 for s in a.option_strings}
+    seen, i = set(), 0
+    while i < len(argv) and argv[i] != "--":
+        name = argv[i].split("=", 1)[0]
+        if name in names:
+            if name in seen:
+                raise UsageError(f"option {name} given twice")
+            seen.add(name)
+            if name in values and "=" not in argv[i]:
+                i += 1  # its value, even one that starts with --
+        i += 1
+
 
 def run_main(prog, main, argv=None):
-    """Calls main(argv) and turns its exceptions into one line on stderr and the exit code."""
+    """Calls main(argv) and turns its exceptions into one line on stderr and the exit code; with
+    --debug (before any "--") the traceback comes first."""
     argv = sys.argv[1:] if argv is None else argv
     own = argv[: argv.index("--")] if "--" in argv else argv
+    trace = None
     try:
         code = main(argv)
     except UsageError as e:
-        code, message = 2, str(e)
+        code, message, trace = 2, str(e), traceback.format_exc()
     except Failure as e:
-        code, message = 1, str(e)
+        code, message, trace = 1, str(e), traceback.format_exc()
     except NoGpu as e:
-        code, message = 77, str(e)
+        code, message, trace = 77, str(e), traceback.format_exc()
     except KeyboardInterrupt:
         code, message = 130, "interrupted"
     except BrokenPipeError:  # the reader went away (scripts/show_lesson 06 07 | head): not an error to report
@@ -80,9 +109,8 @@ def run_main(prog, main, argv=None):
     else:
         message = None
     if message is not None:
-        if "--debug" in own and code != 130:
-            import traceback
-            traceback.print_exc()
+        if "--debug" in own and trace:
+            sys.stderr.write(trace)
         print(f"{prog}: {message}", file=sys.stderr)
     try:
         sys.stdout.flush()
@@ -91,9 +119,70 @@ def run_main(prog, main, argv=None):
     sys.exit(code)
 
 
+def parse_exponent_range(text, what, lo=0, hi=36):
+    """MIN:MAX, two ASCII decimal exponents with lo <= MIN <= MAX <= hi (no 1_0, no other digits)."""
+    m = re.fullmatch(r"([0-9]+):([0-9]+)", text, re.ASCII)
+    if not m or not lo <= int(m.group(1)) <= int(m.group(2)) <= hi:
+        raise UsageError(f"{what}: expected MIN:MAX with {lo} <= MIN <= MAX <= {hi}, got '{text}'")
+    return int(m.group(1)), int(m.group(2))
+
+
+def parse_int(text, what, lo, hi):
+    """An ASCII decimal integer from lo to hi, else UsageError naming what."""
+    if re.fullmatch(r"[0-9]+", text, re.ASCII) is None or not lo <= int(text) <= hi:
+        raise UsageError(f"invalid value '{text}' for {what}: expected an integer from {lo} to {hi}")
+    return int(text)
+
+
+# --- writing into the repository ---------------------------------------------------------------
+
+def check_can_create(folder, what):
+    """folder is a folder, or can be made: its nearest existing ancestor is a writable folder; else
+    UsageError naming what."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{what}: {folder} is not a folder")
+    parent = folder
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UsageError(f"{what}: cannot create {folder} ({parent} is not a writable folder)")
+
+
+def write_files(files):
+    """Writes {path: text or bytes} all or nothing: each file to a temporary file beside it, and only when
+    every one is written are they renamed over their targets (a full disk or an unwritable file
+    leaves every target as it was; should a rename itself fail, the files renamed before it are put
+    back). Folders are made as needed. Raises Failure naming the file."""
+    temps = []
+    try:
+        for path, text in files.items():
+            path = Path(path)
+            try:
+                if path.exists() and not os.access(path, os.W_OK):
+                    raise PermissionError(13, "Permission denied")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+                temps.append((tmp, path))
+                binary = isinstance(text, bytes)
+                with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+                    f.write(text)
+                os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
+            except OSError as e:
+                raise Failure(f"cannot write {path}: {e.strerror or e}; nothing written") from None
+        rename_all(temps)
+        temps = []
+    finally:
+        for tmp, _ in temps:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
 def parse_count(text, what="--n"):
     """A count as the executables take it: 1000, 4K (=4096), 16M, 1G or 2^k, at most 2^36."""
-    m = re.fullmatch(r"2\^([0-9]+)|([0-9]+)([KMG]?)", text)
+    m = re.fullmatch(r"2\^([0-9]+)|([0-9]+)([KMG]?)", text, re.ASCII)
     value = None
     if m and m.group(1) is not None:
         value = 1 << int(m.group(1)) if int(m.group(1)) <= 62 else None
@@ -182,6 +271,46 @@ def inside(path, folder):
         return False
 
 
+@functools.lru_cache(maxsize=None)
+def load_script(name):
+    """A script of scripts/ without .py (scripts/compare) as a module, for the scripts and tests that
+    use its functions; loaded once."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader(name, str(Path(__file__).resolve().parent / name))
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def rename_all(pairs):
+    """Renames each (temporary file, target); when one fails, the targets renamed before it get their
+    old contents back (kept as hard links until all are done) and Failure names the one that failed."""
+    done, backups = [], {}
+    try:
+        for tmp, path in pairs:
+            if path.exists():
+                backup = path.with_name(f".{path.name}.old")
+                os.link(path, backup)
+                backups[path] = backup
+            os.replace(tmp, path)
+            done.append(path)
+    except OSError as e:
+        for path in done:
+            if path in backups:
+                os.replace(backups.pop(path), path)
+            else:
+                path.unlink()
+        raise Failure(f"cannot write {path}: {e.strerror or e}; nothing written") from None
+    finally:
+        for backup in backups.values():
+            try:
+                backup.unlink()
+            except OSError:
+                pass
+
+
 # --- the steps ---------------------------------------------------------------------------------
 
 def read_steps(path=STEPS_FILE):
@@ -200,6 +329,13 @@ def read_steps(path=STEPS_FILE):
     if len(set(steps)) != len(steps) or len(steps) < 2:
         raise Failure(f"{path}: expected two or more distinct steps, the library last")
     return steps
+
+
+def read_beyond(path=BEYOND_FILE):
+    """The steps beyond the progression (beyond.txt), in order; [] when the file is absent."""
+    if not Path(path).is_file():
+        return []
+    return [s for s in (line.split("#", 1)[0].strip() for line in Path(path).read_text().splitlines()) if s]
 
 
 def library_step(steps):

@@ -2,7 +2,7 @@
 
 Each case must end with its exit code (2 bad usage, 1 failure, 77 no GPU), say why in one line on
 stderr, never print a traceback, and leave committed data alone. No GPU is needed: fake step
-executables replay a committed record (results/h100/table.json), or exit 77 as on a machine
+executables replay a committed record (results/h100/progression/table.json), or exit 77 as on a machine
 without a GPU; a fake ncu stands in for Nsight Compute.
 """
 
@@ -12,16 +12,17 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
 import suite
+from test_suite import make_tmp
 
 SCRIPTS = Path(__file__).resolve().parent
 ROOT = suite.ROOT
 STEPS = suite.read_steps()
-H100 = suite.RESULTS / "h100"
+H100 = suite.RESULTS / "h100" / "progression"
+SWEEP = suite.RESULTS / "h200" / "progression" / "sweep.csv"
 
 FAKE_EXE = r'''#!{python}
 """A fake step executable: checks its options as the real ones do, then replays a committed record.
@@ -90,11 +91,17 @@ def write_exe(path, text):
     path.chmod(0o755)
 
 
-def make_tmp(case):
-    """A temporary folder removed after the test."""
-    folder = tempfile.mkdtemp()
-    case.addCleanup(shutil.rmtree, folder, ignore_errors=True)
-    return Path(folder)
+def make_unwritable(case, path):
+    """path read-only for the rest of the test; for root, which writes read-only files, immutable
+    (chattr +i); the test skips where neither is possible."""
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        case.addCleanup(path.chmod, 0o644)
+        return
+    chattr = shutil.which("chattr")
+    if not chattr or subprocess.run([chattr, "+i", path], capture_output=True).returncode != 0:
+        case.skipTest("running as root where chattr +i is not allowed: no file can be made unwritable")
+    case.addCleanup(subprocess.run, [chattr, "-i", path], capture_output=True)
 
 
 class ScriptCase(unittest.TestCase):
@@ -103,14 +110,15 @@ class ScriptCase(unittest.TestCase):
     def tmp(self):
         return make_tmp(self)
 
-    def run_script(self, cmd, code, env=None, one_line=True, contains=None):
+    def run_script(self, cmd, code, env=None, one_line=True, contains=None, check_traceback=True):
         full_env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         full_env.pop("FAKE_GPU", None)
         full_env.update(env or {})
         proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=full_env, timeout=120,
                               stdin=subprocess.DEVNULL)
         what = f"{' '.join(map(str, cmd))}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
-        self.assertNotIn("Traceback", proc.stdout + proc.stderr, what)
+        if check_traceback:
+            self.assertNotIn("Traceback", proc.stdout + proc.stderr, what)
         self.assertEqual(proc.returncode, code, what)
         if code != 0 and one_line:
             self.assertEqual(len(proc.stderr.strip().splitlines()), 1, what)
@@ -134,7 +142,7 @@ class ScriptCase(unittest.TestCase):
         out. Each other tool is linked by its resolved path, so a link to a link still works here."""
         folder = self.tmp()
         tools = ["bash", "head", "tail", "grep", "sed", "wc", "cat", "mktemp", "rm", "cp", "mkdir", "dirname",
-                 "basename", "tr", "env", "tar", "gzip", "nproc", "sort", "ls", *extra_tools]
+                 "basename", "tr", "env", "tar", "gzip", "nproc", "sort", "ls", "mv", *extra_tools]
         if "python3" not in without:
             (folder / "python3").symlink_to(sys.executable)
         for tool in tools:
@@ -212,9 +220,58 @@ class RunAll(ScriptCase):
         self.assertIn("after --", proc.stdout)
 
     def test_committed_results_keep_their_steps(self):
-        # results/h100 holds eight steps: a run of one step may not write there (refused before running).
+        # results/h100/progression holds every step: a run of one step may not write there (refused
+        # before running).
         self.run_all(self.fake_build(), "--steps", "01", "--out", H100, code=2, env={"FAKE_GPU": "none"},
                      contains="--force")
+
+    def test_out_under_results_follows_the_layout(self):
+        for out in (suite.RESULTS / "h100", suite.RESULTS / "h200" / "12_types_ops", suite.RESULTS):
+            with self.subTest(out=out):
+                self.run_all(self.fake_build(), "--out", out, code=2, env={"FAKE_GPU": "none"},
+                             contains="results/<gpu>/progression")
+
+    def test_an_older_record_is_read_by_todays_names(self):
+        # The older H100 record names the library 08_cub: a run of every step loses nothing there (it
+        # goes on to the GPU check), and a refusal names today's step, never 08_cub.
+        old = suite.RESULTS / "h100" / "earlier" / "eb211d9ace37"
+        build = self.fake_build()
+        self.run_all(build, "--out", old, code=77, env={"FAKE_GPU": "none"})
+        proc = self.run_all(build, "--steps", "01", "--out", old, code=2, env={"FAKE_GPU": "none"})
+        self.assertNotIn("08_cub", proc.stderr)
+        self.assertIn(suite.library_step(STEPS), proc.stderr)
+
+    def test_sweep_range_takes_ascii_digits_only(self):
+        build = self.fake_build()
+        for bad in ("1_0:12", "\uff11\uff10:12", "10:1_2", "10:", ":12", "10:12:14", "-1:12", "10:37"):
+            with self.subTest(bad=bad):
+                self.run_all(build, "--sweep", "--sweep-range", bad, code=2, env={"FAKE_GPU": "none"},
+                             contains="--sweep-range")
+
+    def test_repeated_options_are_refused(self):
+        build = self.fake_build()
+        for args in (["--n", "2^20", "--n", "2^22"], ["--steps", "01", "--steps=02"], ["--sweep", "--sweep"],
+                     ["--out", build / "a", "--out", build / "b"]):
+            with self.subTest(args=args):
+                self.run_all(build, *args, code=2, env={"FAKE_GPU": "none"}, contains="given twice")
+
+    def test_help_after_the_separator_says_where_help_is(self):
+        proc = self.run_all(self.fake_build(), "--", "--help", code=2, env={"FAKE_GPU": "none"})
+        self.assertIn("scripts/run_all --help", proc.stderr)
+        self.assertNotIn("run_all sets it", proc.stderr)
+
+    def test_debug_shows_the_traceback(self):
+        proc = self.run_script([*RUN_ALL, "--debug", "--n", "abc"], 2, one_line=False, check_traceback=False)
+        self.assertIn("Traceback", proc.stderr)
+        self.assertNotIn("NoneType: None", proc.stderr)
+        self.assertTrue(proc.stderr.strip().splitlines()[-1].startswith("run_all: "), proc.stderr)
+
+    def test_the_docstring_runs_the_progression_only(self):
+        import re as regex
+        for text in ((SCRIPTS / "run_all").read_text(), (ROOT / "beyond.txt").read_text()):
+            for spec in regex.findall(r"run_all[^\n]*--steps ([0-9a-z_,]+)", text):
+                for item in spec.split(","):
+                    suite.resolve_step(item, STEPS)  # a step of steps.txt, else UsageError
 
     def test_table_in_suite_order_with_ceiling_and_both_cpu_columns(self):
         build = self.fake_build()
@@ -432,7 +489,7 @@ class PlotSweep(ScriptCase):
                  "badrow.csv": header + "01_a,x,abc,uniform\n"}
         for name, text in files.items():
             (tmp / name).write_text(text)
-        good = H100 / "sweep.csv"
+        good = SWEEP
         cases = [([], 2), ([good], 2), ([tmp / "missing.csv", tmp / "a.png"], 2), ([good, tmp / "a.txt"], 2),
                  ([good, tmp / "no" / "such" / "a.png"], 2)]
         cases += [([tmp / name, tmp / "out.png"], 1) for name in files]
@@ -446,7 +503,7 @@ class PlotSweep(ScriptCase):
         (fake / "matplotlib").mkdir()
         (fake / "matplotlib" / "__init__.py").write_text("raise ImportError('no matplotlib here (test)')\n")
         out = self.tmp() / "sweep.png"
-        self.run_script([*PLOT, H100 / "sweep.csv", out], 77, {"PYTHONPATH": str(fake)}, contains="matplotlib")
+        self.run_script([*PLOT, SWEEP, out], 77, {"PYTHONPATH": str(fake)}, contains="matplotlib")
         self.assertFalse(out.exists())
 
 
@@ -520,11 +577,56 @@ class ShellScripts(ScriptCase):
         self.assertTrue(lines[1].startswith(f'"{STEPS[0]}",'))
 
 
+class ResultsLayout(unittest.TestCase):
+    """results/ as README.md's Layout section describes it: one folder per GPU (<gpu> or <gpu>_x<N>);
+    in it progression/, figures/, earlier/<commit>/ and the steps of beyond.txt, nothing else; no code
+    saved as text, no machine's folder names in any file."""
+
+    def test_folders(self):
+        allowed = {"progression", "figures", "earlier", *suite.read_beyond()}
+        # results/bits, the bits fixture's old place, only until the fixture lies beside its step
+        moved = (ROOT / "15_reproducible" / "reproducible_bits.txt").is_file()
+        for gpu in sorted(p for p in suite.RESULTS.iterdir() if p.name != "tmp" and (moved or p.name != "bits")):
+            with self.subTest(gpu=gpu.name):
+                self.assertTrue(gpu.is_dir(), f"{gpu}: a file where a GPU folder belongs")
+                self.assertRegex(gpu.name, r"^[a-z]+[0-9]+(_x[0-9]+)?$")
+                for entry in gpu.iterdir():
+                    self.assertTrue(entry.is_dir() and entry.name in allowed, f"{entry}: not in the layout")
+                for old in (gpu / "earlier").glob("*") if (gpu / "earlier").is_dir() else []:
+                    self.assertRegex(old.name, r"^[0-9a-f]{12}$", f"{old}: earlier/<12-digit commit>/")
+        self.assertEqual(list(suite.RESULTS.rglob("explore")), [])
+        self.assertEqual([p for p in suite.RESULTS.rglob("*.cu*")], [])
+
+    def test_no_machine_paths(self):
+        machine = re.compile(r"(?<![\w.])/(root|home|work|tmp|scratch)/")
+        for path in suite.RESULTS.rglob("*"):
+            if path.is_file() and path.suffix in (".txt", ".md", ".json", ".csv", ".jsonl"):
+                m = machine.search(path.read_text(errors="replace"))
+                self.assertIsNone(m, f"{path}: a machine path ({m and m.group(0)})")
+
+
+class SweepRatio(ScriptCase):
+    def test_bad_input(self):
+        ratio = [sys.executable, SCRIPTS / "sweep_ratio"]
+        for args in ([], [SWEEP, "09"], [SWEEP, "09", "99"], [SWEEP, "09", "10", "--from", "1_0"],
+                     [SWEEP, "09", "10", "--to", "\uff13\uff10"], [SWEEP, "09", "10", "--from", "37"],
+                     [SWEEP, "09", "10", "--from", "10", "--from", "12"], [self.tmp() / "none.csv", "09", "10"]):
+            with self.subTest(args=args):
+                self.run_script([*ratio, *args], 2)
+        self.run_script([*ratio, SWEEP, "09", "10", "--from", "20", "--to", "21"], 0)
+
+
 class ShowLesson(ScriptCase):
     def test_bad_input(self):
         for args in ([], ["01"], ["01", "99"], ["01", "01"], ["01", "03"], ["02", "01"], ["01", "02", "--bogus"]):
             with self.subTest(args=args):
                 self.run_script([*SHOW, *args], 2)
+
+    def test_the_library_pair_has_no_budget(self):
+        steps = suite.read_steps()
+        proc = self.run_script([*SHOW, steps[-2], steps[-1], "--stat"], 0)
+        self.assertIn("no budget", proc.stdout)
+        self.assertNotIn("OVER", proc.stdout)
 
     def test_stat_names_the_budget(self):
         pairs = [(a, b) for a, b in zip(STEPS, STEPS[1:]) if (ROOT / a).is_dir() and (ROOT / b).is_dir()]
@@ -583,10 +685,15 @@ Test Passed.
 ----------------------------------------------------------
 """
 
-    def test_groups_reasons_from_junit(self):
+    def build_with_junit(self, text):
+        """A build folder whose last ctest run wrote text as its JUnit file."""
         build = self.tmp()
         (build / "Testing").mkdir()
-        (build / "Testing" / "junit.xml").write_text(self.JUNIT)
+        (build / "Testing" / "junit.xml").write_text(text)
+        return build
+
+    def test_groups_reasons_from_junit(self):
+        build = self.build_with_junit(self.JUNIT)
         proc = self.run_script([sys.executable, SCRIPTS / "skip_reasons", build], 0)
         self.assertIn("3 of 4 tests skipped", proc.stdout)
         self.assertIn("   2  no usable CUDA device: no CUDA-capable device is detected", proc.stdout)
@@ -612,9 +719,7 @@ smoke.all: nothing failed, 48 could not run here
 """
 
     def test_groups_count_case_by_case_one_line_per_reason(self):
-        build = self.tmp()
-        (build / "Testing").mkdir()
-        (build / "Testing" / "junit.xml").write_text(self.GROUPS)
+        build = self.build_with_junit(self.GROUPS)
         proc = self.run_script([sys.executable, SCRIPTS / "skip_reasons", build], 0)
         lines = proc.stdout.splitlines()
         self.assertIn("2 of 3 tests skipped", lines[0])
@@ -639,7 +744,22 @@ smoke.all: nothing failed, 48 could not run here
         self.assertIn("1 of 2 tests skipped", proc.stdout)
         self.assertIn("CUDA driver version is insufficient", proc.stdout)
 
+    def test_the_first_line_has_no_machine_path_and_no_dangling_colon(self):
+        build = self.build_with_junit(self.JUNIT)
+        first = self.run_script([sys.executable, SCRIPTS / "skip_reasons", build], 0).stdout.splitlines()[0]
+        self.assertTrue(first.endswith(", for these reasons:"), first)
+        self.assertNotIn(str(build.parent), first)
+        none = self.build_with_junit('<?xml version="1.0"?><testsuite tests="1"><testcase name="a" status="run">'
+                                     '</testcase></testsuite>\n')
+        first = self.run_script([sys.executable, SCRIPTS / "skip_reasons", none], 0).stdout.splitlines()[0]
+        self.assertFalse(first.endswith(":"), first)
+        run = (ROOT / ".ci" / "run").read_text()
+        self.assertIn("${first%, for these reasons:}", run)
+
     def test_bad_input(self):
+        self.run_script([sys.executable, SCRIPTS / "skip_reasons", ""], 2)
+        self.run_script([sys.executable, SCRIPTS / "skip_reasons", self.tmp(), "--allow", "a", "--allow", "b"], 2,
+                        contains="given twice")
         self.run_script([sys.executable, SCRIPTS / "skip_reasons", "/nonexistent"], 2)
         self.run_script([sys.executable, SCRIPTS / "skip_reasons", "a", "b"], 2)
         self.run_script([sys.executable, SCRIPTS / "skip_reasons", self.tmp()], 1)
@@ -654,19 +774,15 @@ class UpdateReadme(ScriptCase):
     def setUp(self):
         self.repo = self.tmp() / "repo"
         shutil.copytree(SCRIPTS, self.repo / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
-        for gpu in ("h100", "h200"):  # the older record, and the one the READMEs are generated from
-            if (suite.RESULTS / gpu).is_dir():
-                shutil.copytree(suite.RESULTS / gpu, self.repo / "results" / gpu,
-                                ignore=shutil.ignore_patterns("earlier", "explore", "*.png"))
-        for name in ("steps.txt", "README.md", "PERF_NOTES.md"):
+        shutil.copytree(suite.RESULTS, self.repo / "results", ignore=shutil.ignore_patterns("earlier", "*.png"))
+        for name in ("steps.txt", "beyond.txt", "README.md", "PERF_NOTES.md"):
             shutil.copy(ROOT / name, self.repo / name)
-        for step in STEPS:
-            if (ROOT / step / "README.md").is_file():
-                (self.repo / step).mkdir()
-                shutil.copy(ROOT / step / "README.md", self.repo / step / "README.md")
+        for step in STEPS + suite.read_beyond():
+            (self.repo / step).mkdir()
+            shutil.copy(ROOT / step / "README.md", self.repo / step / "README.md")
 
     def docs(self):
-        return {p: p.read_text() for p in self.repo.rglob("*.md")}
+        return {p: p.read_text() for p in self.repo.rglob("*.md") if "results" not in p.parts}
 
     def update(self, *args, code, **kw):
         return self.run_script([sys.executable, self.repo / "scripts" / "update_readme", *args], code, **kw)
@@ -676,30 +792,108 @@ class UpdateReadme(ScriptCase):
         self.update(*args, code=1, contains=contains)
         self.assertEqual(self.docs(), before, "a refused update changed a README")
 
-    def h100(self):
-        return self.repo / "results" / "h100"
-
     def main_record(self):
-        """The record update_readme reads by default: h200 where it is committed, else h100."""
-        h200 = self.repo / "results" / "h200"
-        return h200 if h200.is_dir() else self.h100()
+        return self.repo / "results" / "h200" / "progression"
+
+    def new_commit(self):
+        """Every README's blocks out of date: the first GPU's record names another commit."""
+        path = self.main_record() / "table.json"
+        table = json.loads(path.read_text())
+        table["meta"]["commit"] = "0123456789ab"
+        path.write_text(json.dumps(table))
 
     def test_usage(self):
         self.update("--help", code=0)
         self.update(self.repo / "results" / "nothing", code=2)
-        self.update(self.tmp(), code=2, contains="outside the repository")
+        self.update(self.tmp(), code=2, contains="progression")
         self.update("--check", "--dry-run", code=2)
+        self.update("--check", "--check", code=2, contains="given twice")
         self.update("--bogus", code=2)
 
-    def test_writes_then_matches(self):
-        self.update(code=0, one_line=False)
+    def test_the_committed_readmes_match_the_committed_results(self):
         self.update("--check", code=0)
+
+    def test_writes_then_matches(self):
         readme = self.repo / "README.md"
         readme.write_text(readme.read_text().replace("| 01_interleaved |", "| 01_edited |", 1))
         before = readme.read_text()
         proc = self.update("--check", code=1, one_line=False)
         self.assertIn("-| 01_edited", proc.stdout)
         self.assertEqual(readme.read_text(), before)
+        self.update(code=0, one_line=False)
+        self.update("--check", code=0)
+        self.assertEqual([p.name for p in self.repo.rglob("*.tmp")], [])
+
+    def test_check_fails_on_a_changed_table_of_a_step_beyond(self):
+        for step in suite.read_beyond():
+            table = self.repo / "results" / "h200" / step / "table.md"
+            if table.is_file():
+                table.write_text(table.read_text().replace("PASS", "PASS ", 1))
+                self.update("--check", code=1, one_line=False)
+                return
+        self.skipTest("no table of a step beyond the progression is committed")
+
+    def break_marker(self, path, old, new):
+        text = path.read_text()
+        self.assertIn(old, text)
+        path.write_text(text.replace(old, new, 1))
+
+    def test_check_fails_on_a_missing_or_misspelled_marker(self):
+        beyond = suite.read_beyond()[0]
+        cases = [(self.repo / "README.md", "<!-- results:end -->", ""),
+                 (self.repo / "README.md", "<!-- results:begin -->", ""),
+                 (self.repo / STEPS[3] / "README.md", "<!-- measured:end -->", "<!-- measured:ned -->"),
+                 (self.repo / STEPS[3] / "README.md", "<!-- gain:begin -->", "<!-- gian:begin -->"),
+                 (self.repo / beyond / "README.md", f"<!-- {beyond}:end -->", f"<!-- {beyond}:edn -->"),
+                 (self.repo / beyond / "README.md", f"<!-- {beyond}:begin -->", "")]
+        for path, old, new in cases:
+            with self.subTest(path=path.name, old=old, new=new):
+                saved = path.read_text()
+                self.break_marker(path, old, new)
+                for mode in ("--check", "--dry-run", None):
+                    before = self.docs()
+                    self.update(*([mode] if mode else []), code=1)
+                    self.assertEqual(self.docs(), before)
+                path.write_text(saved)
+        self.update("--check", code=0)
+
+    def test_check_fails_on_a_missing_readme(self):
+        for step in (STEPS[5], suite.read_beyond()[-1]):
+            with self.subTest(step=step):
+                readme = self.repo / step / "README.md"
+                saved = readme.read_text()
+                readme.unlink()
+                self.update("--check", code=1, contains=f"{step}/README.md")
+                self.refused(contains="no such README")
+                readme.write_text(saved)
+
+    def test_a_full_disk_midway_changes_no_readme(self):
+        """The fifth temporary file fails as on a full disk: every README is left as it was."""
+        self.new_commit()
+        before = self.docs()
+        driver = ("import runpy, sys, tempfile\n"
+                  "real, calls = tempfile.mkstemp, []\n"
+                  "def mkstemp(*a, **k):\n"
+                  "    calls.append(1)\n"
+                  "    if len(calls) == 5:\n"
+                  "        raise OSError(28, 'No space left on device')\n"
+                  "    return real(*a, **k)\n"
+                  "tempfile.mkstemp = mkstemp\n"
+                  f"sys.argv = ['update_readme']\n"
+                  f"runpy.run_path({str(self.repo / 'scripts' / 'update_readme')!r}, run_name='__main__')\n")
+        self.run_script([sys.executable, "-c", driver], 1, contains="No space left on device")
+        self.assertEqual(self.docs(), before)
+        self.assertEqual([p.name for p in self.repo.rglob("*.tmp")], [])
+        self.update(code=0, one_line=False)
+        self.assertNotEqual(self.docs(), before)
+
+    def test_one_unwritable_readme_changes_no_readme(self):
+        self.new_commit()
+        readme = self.repo / STEPS[6] / "README.md"
+        make_unwritable(self, readme)
+        before = self.docs()
+        self.update(code=1, contains=f"{STEPS[6]}/README.md")
+        self.assertEqual(self.docs(), before)
 
     def test_missing_sweep_files(self):
         (self.main_record() / "sweep.csv").unlink()
@@ -717,58 +911,185 @@ class UpdateReadme(ScriptCase):
                 profile.write_text(text)
                 self.refused(contains="profile.csv")
 
-    def test_a_step_of_the_run_without_profile(self):
-        profile = self.main_record() / "profile.csv"
-        profile.write_text("".join(line for line in profile.read_text().splitlines(True)
-                                   if not line.startswith('"03_first_add"')))
-        self.refused(contains="03_first_add")
-        self.update("--force", code=0, one_line=False)
-
     def test_fewer_sizes_need_force(self):
         sweep = self.main_record() / "sweep.csv"
         sweep.write_text("".join(line for line in sweep.read_text().splitlines(True) if ",1024," not in line))
         self.refused(contains="shrink")
         self.update("--force", code=0, one_line=False)
 
-    def test_step_readme_without_markers_is_skipped(self):
-        readme = self.repo / STEPS[1] / "README.md"
-        readme.write_text("# no markers here\n")
-        proc = self.update(code=0, one_line=False)
-        self.assertIn(f"{STEPS[1]}: no measured/profile markers, skipped", proc.stdout)
-        self.assertEqual(readme.read_text(), "# no markers here\n")
-
-    def test_two_gpus_side_by_side(self):
-        h200 = self.repo / "results" / "h200"
-        shutil.rmtree(h200, ignore_errors=True)  # the committed H200 record, replaced by a fake one
-        shutil.copytree(self.h100(), h200)
-        table = json.loads((h200 / "table.json").read_text())
-        table["meta"].update(device="NVIDIA H200", commit="abc123")
-        for r in table["records"]:
-            r.update(device="NVIDIA H200", step=suite.current_name(r["step"], STEPS), cpu_parallel_ms=3.0,
-                     cpu_threads=16)
-        table["records"].insert(0, dict(table["records"][0], step=STEPS[0], lesson="new here"))
-        table["ceiling"] = {"tool": "read_ceiling", "n": 1 << 26, "median_ms": 0.06, "gbps": 4400.0, "pct_peak": 91.4}
-        (h200 / "table.json").write_text(json.dumps(table))
-        for name in ("sweep.csv", "profile.csv"):
-            (h200 / name).write_text((h200 / name).read_text().replace("08_cub", suite.library_step(STEPS)))
-        rows = (h200 / "profile.csv").read_text().splitlines()  # the new first step's counters: any row's
-        (h200 / "profile.csv").write_text("\n".join(rows + [f'"{STEPS[0]}",' + rows[1].split(",", 1)[1]]) + "\n")
-        self.update("--force", code=0, one_line=False)  # the fake record holds fewer steps than the real one
+    def test_both_gpus_side_by_side_without_special_cases(self):
         readme = (self.repo / "README.md").read_text()
         gpus = suite.block_between_markers(readme, "gpus")
         self.assertIn("H200 GB/s", gpus)
         self.assertIn("H100 80GB HBM3 GB/s", gpus)
-        self.assertIn(f"{suite.library_step(STEPS)} (08_cub on the H100 80GB HBM3)", gpus)
-        self.assertIn("Not measured on the H100", gpus)
+        for stale in ("08_cub", "Not measured", "Left out"):
+            self.assertNotIn(stale, gpus)
         results = suite.block_between_markers(readme, "results")
-        self.assertIn("% ceiling", results)
-        self.assertIn("vs all CPU cores", results)
-        library_readme = self.repo / suite.library_step(STEPS) / "README.md"
-        if library_readme.is_file() and suite.has_markers(library_readme.read_text(), "measured"):
-            measured = suite.block_between_markers(library_readme.read_text(), "measured")
-            self.assertIn("| 08_cub |", measured)
-            self.assertIn("NVIDIA H100", measured)
+        self.assertIn("NVIDIA H100", results)
+        self.assertIn("NVIDIA H200", results)
+        for step in STEPS:
+            measured = suite.block_between_markers((self.repo / step / "README.md").read_text(), "measured")
+            self.assertIn("NVIDIA H100", measured, step)
+            self.assertIn(f"| {step} |", measured)
 
+    def test_the_gain_blocks_use_the_compare_method(self):
+        compare = suite.load_script("compare")
+        rows, meta, why = __import__("plot_sweep").current_sweep(self.main_record(), STEPS)
+        if rows is None:
+            self.skipTest(f"no current sweep: {why}")
+        points = __import__("plot_sweep").sweep_points(rows)
+        gain = suite.block_between_markers((self.repo / STEPS[10] / "README.md").read_text(), "gain")
+        for line in gain.splitlines():
+            if line.startswith("| 2^"):
+                k = int(line.split("|")[1].strip()[2:])
+                n = 1 << k
+                pair = [dict(points[s][n], iters=suite.sweep_iters(n)) for s in (STEPS[9], STEPS[10])]
+                v = compare.ratio_interval(*pair)
+                self.assertIn(v.verdict, line)
+                self.assertEqual("**faster**" in line, v.verdict == "faster", line)
+
+
+def record(step, n, median, q1, q3, iters=50):
+    return {"step": step, "n": n, "median_ms": median, "q1_ms": q1, "q3_ms": q3, "min_ms": q1 * 0.9,
+            "max_ms": q3 * 1.1, "iters": iters}
+
+
+class Compare(ScriptCase):
+    COMPARE = [sys.executable, SCRIPTS / "compare"]
+
+    def write_records(self, folder, records):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "run.json").write_text("".join(json.dumps(r) + "\n" for r in records))
+        return folder
+
+    def test_method(self):
+        compare = suite.load_script("compare")
+        old, new = record("09", 1 << 26, 1.0, 0.99, 1.01), record("09", 1 << 26, 0.8, 0.79, 0.81)
+        v = compare.ratio_interval(old, new)
+        self.assertAlmostEqual(v.ratio, 1.25)
+        self.assertLess(v.low, 1.25)
+        self.assertGreater(v.high, 1.25)
+        self.assertEqual(v.verdict, "faster")
+        self.assertEqual(compare.ratio_interval(new, old).verdict, "slower")
+        # 1% faster with a tight interval: inside the noise floor between two runs, not claimed
+        self.assertEqual(compare.ratio_interval(old, record("09", 1 << 26, 0.99, 0.989, 0.991)).verdict,
+                         "within noise")
+        # a wide spread: no claim even at 1.1x
+        self.assertEqual(compare.ratio_interval(record("09", 1, 1.1, 0.5, 1.7, iters=5),
+                                                record("09", 1, 1.0, 0.5, 1.5, iters=5)).verdict, "within noise")
+        # no quartiles: min and max stand in (a wider interval)
+        bare = {"median_ms": 1.0, "min_ms": 0.9, "max_ms": 1.1, "iters": 20}
+        self.assertIsNotNone(compare.ratio_interval(bare, bare).low)
+
+    def test_a_known_faster_pair(self):
+        tmp = self.tmp()
+        old = self.write_records(tmp / "old", [record("12_types_ops", 1 << 28, 1.0, 0.99, 1.01)])
+        new = self.write_records(tmp / "new", [record("12_types_ops", 1 << 28, 0.5, 0.49, 0.51)])
+        proc = self.run_script([*self.COMPARE, old, new], 0)
+        self.assertIn("2.000x", proc.stdout)
+        self.assertIn("1 faster, 0 slower, 0 within noise", proc.stdout)
+        proc = self.run_script([*self.COMPARE, new / "run.json", old / "run.json"], 0)
+        self.assertIn("0 faster, 1 slower", proc.stdout)
+
+    def test_a_known_equal_pair(self):
+        same = suite.RESULTS / "h200" / "progression"
+        proc = self.run_script([*self.COMPARE, same, same], 0)
+        self.assertIn(" 0 faster, 0 slower", proc.stdout)
+        self.assertNotIn("| faster", proc.stdout)
+        proc = self.run_script([*self.COMPARE, same.parent, same.parent], 0)  # a GPU folder: every current step
+        for step in (STEPS[0], suite.read_beyond()[0]):
+            self.assertIn(step, proc.stdout)
+        proc = self.run_script([*self.COMPARE, same / "table.json", same / "table.json", "--format", "markdown"], 0)
+        self.assertIn("| 1.000x |", proc.stdout)
+
+    def test_bad_input(self):
+        tmp = self.tmp()
+        (tmp / "garbage.json").write_text("not json\n")
+        (tmp / "empty.json").write_text("")
+        (tmp / "a.txt").write_text("x\n")
+        other = self.write_records(tmp / "other", [record("01_interleaved", 1 << 10, 1.0, 0.9, 1.1)])
+        good = suite.RESULTS / "h200" / "progression" / "table.json"
+        for args in ([], [good], [good, tmp / "nothing"], [good, good, "--noise", "x"], [good, good, "--noise", "2"],
+                     [good, good, "--noise", "0_1"], [good, good, "--noise", "\uff10.1"], [good, good, "--noise", "nan"],
+                     [good, good, "--bogus"], [good, good, "--noise", "0.1", "--noise", "0.2"], [good, tmp / "a.txt"]):
+            with self.subTest(args=args):
+                self.run_script([*self.COMPARE, *args], 2)
+        for args in ([good, tmp / "garbage.json"], [good, tmp / "empty.json"], [other, suite.RESULTS / "h200" / "12_types_ops"]):
+            with self.subTest(args=args):
+                self.run_script([*self.COMPARE, *args], 1)
+
+
+FAKE_BEYOND = r'''#!{python}
+"""A fake step beyond the progression (or read_ceiling): one JSON record for --n and --kind;
+FAKE_GBPS sets its speed."""
+import json, os, sys
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+n = int(args["--n"])
+gbps = float(os.environ.get("FAKE_GBPS", "100"))
+r = {{"device": "NVIDIA H200", "cuda_runtime": "13.0", "cuda_driver": "13.0", "peak_gbps": 4814.3, "n": n,
+      "bytes": 4 * n, "iters": 5, "median_ms": 4 * n / gbps / 1e6, "gbps": gbps, "pct_peak": gbps / 48.143}}
+if os.path.basename(sys.argv[0]) == "read_ceiling":
+    r.update(tool="read_ceiling", gbps=2 * gbps)
+else:
+    r.update(step="12_fake", kind=args.get("--kind"), passed=True)
+print(json.dumps(r))
+'''
+
+
+class Measure(ScriptCase):
+    MEASURE = [sys.executable, SCRIPTS / "measure"]
+
+    def fake_repo(self):
+        """A copy of the scripts with one step beyond the progression, 12_fake, and its build."""
+        repo = self.tmp() / "repo"
+        shutil.copytree(SCRIPTS, repo / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(ROOT / "steps.txt", repo / "steps.txt")
+        (repo / "beyond.txt").write_text("12_fake\n")
+        (repo / "12_fake").mkdir()
+        (repo / "12_fake" / "measure.args").write_text(
+            "title: a fake step\ncolumns: kind\ntable extra: n, kind, gbps\n"
+            "a | --n 1024 --kind a\nb | --n 2048 --kind b\n")
+        (repo / "build" / "bin").mkdir(parents=True)
+        for name in ("12_fake", suite.CEILING_TOOL):
+            write_exe(repo / "build" / "bin" / name, FAKE_BEYOND.format(python=sys.executable))
+        return repo
+
+    def test_writes_the_layout_all_or_nothing(self):
+        repo = self.fake_repo()
+        measure = [sys.executable, repo / "scripts" / "measure", "12", repo / "build"]
+        self.run_script(measure, 0, one_line=False)
+        out = repo / "results" / "h200" / "12_fake"  # results/<gpu>/<step>, the GPU named from the device
+        self.assertEqual(sorted(p.name for p in out.iterdir()),
+                         ["a.json", "b.json", "extra.md", "meta.json", "read_ceiling_4096.json",
+                          "read_ceiling_8192.json", "table.md"])
+        self.assertIn("| 2^10 | a | 100 |", (out / "extra.md").read_text())
+        self.assertIn("| a | 2^10 | 100.0 |", (out / "table.md").read_text())
+        before = {p.name: p.read_text() for p in out.iterdir()}
+        make_unwritable(self, out / "table.md")
+        self.run_script(measure, 1, {"FAKE_GBPS": "200"}, one_line=False, contains="nothing written")
+        self.assertEqual({p.name: p.read_text() for p in out.iterdir()}, before)
+        self.assertEqual([p.name for p in out.iterdir() if p.name.startswith(".")], [])
+
+    def test_bad_usage(self):
+        step = suite.read_beyond()[0]
+        build = self.fake_build()
+        for args in ([step, build, "--iters", "\u00b2"], [step, build, "--iters", "\uff15"], [step, build, "--iters", "0"],
+                     [step, build, "--n", "1", "--n", "2"], [step, build, "--only", "a", "--only", "b"],
+                     [step, build, "--readme", "--readme"], ["99", build]):
+            with self.subTest(args=args):
+                self.run_script([*self.MEASURE, *args], 2)
+
+    def test_all_or_nothing(self):
+        """A file that cannot be written leaves every other file as it was."""
+        out = self.tmp() / "out"
+        out.mkdir()
+        (out / "a.txt").write_text("old a\n")
+        (out / "b.txt").mkdir()  # a folder where a file should go: its rename fails ... before any rename
+        with self.assertRaises(suite.Failure):
+            suite.write_files({out / "a.txt": "new a\n", out / "sub" / "c.txt": "c\n", out / "b.txt" / "x" / "y": "",
+                               Path("/proc/version"): "no\n"})
+        self.assertEqual((out / "a.txt").read_text(), "old a\n")
+        self.assertEqual(sorted(p.name for p in out.rglob("*") if p.is_file()), ["a.txt"])
 
 if __name__ == "__main__":
     unittest.main()

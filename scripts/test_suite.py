@@ -10,7 +10,8 @@ from pathlib import Path
 
 import suite
 
-H100 = suite.RESULTS / "h100"
+H100_OLD = suite.RESULTS / "h100" / "earlier" / "eb211d9ace37"  # an older record: eight steps
+H100 = suite.RESULTS / "h100" / "progression"
 
 
 def record(step, ms, passed=True, lesson="lesson", cpu=100.0, cpu_parallel=None):
@@ -33,11 +34,16 @@ def make_tmp(case):
     return Path(folder)
 
 
+def tmp_file(case, name, text):
+    """A file holding text in a temporary folder removed after the test."""
+    path = make_tmp(case) / name
+    path.write_text(text)
+    return path
+
+
 class Steps(unittest.TestCase):
     def write(self, text):
-        path = make_tmp(self) / "steps.txt"
-        path.write_text(text)
-        return path
+        return tmp_file(self, "steps.txt", text)
 
     def test_reads_the_suite_list(self):
         steps = suite.read_steps()
@@ -109,8 +115,10 @@ class Records(unittest.TestCase):
             suite.parse_ceiling(json.dumps(dict(c, tool="other")))
 
     def test_committed_table_loads(self):
+        self.assertEqual(len(suite.load_table(H100_OLD / "table.json")["records"]), 8)
         table = suite.load_table(H100 / "table.json")
-        self.assertEqual(len(table["records"]), 8)
+        self.assertEqual([suite.current_name(r["step"], suite.read_steps()) for r in table["records"]],
+                         suite.read_steps())
 
     def test_malformed_tables_fail(self):
         folder = make_tmp(self)
@@ -142,7 +150,7 @@ class SpeedupTable(unittest.TestCase):
         self.assertEqual(column(headers, rows, "vs 07"), ["1.00x", "2.00x"])
 
     def test_old_records_have_no_parallel_cpu_column(self):
-        table = suite.load_table(H100 / "table.json")
+        table = suite.load_table(H100_OLD / "table.json")
         headers, rows = suite.speedup_table(table["records"])
         self.assertNotIn("vs all CPU cores", headers)
         self.assertNotIn("% ceiling", headers)
@@ -193,12 +201,10 @@ class Csv(unittest.TestCase):
         self.assertEqual(rows[0]["cpu_parallel_ms"], "")
 
     def sweep_file(self, text):
-        path = make_tmp(self) / "sweep.csv"
-        path.write_text(text)
-        return path
+        return tmp_file(self, "sweep.csv", text)
 
     def test_sweep_csv_checked(self):
-        self.assertEqual(len(suite.read_sweep_csv(H100 / "sweep.csv")), 8 * 21)
+        self.assertEqual(len(suite.read_sweep_csv(H100_OLD / "sweep.csv")), 8 * 21)
         header = suite.records_to_csv([])
         for text in ["", header, "garbage\n1,2,3\n", header + "01,x,abc,uniform\n", "a,b\n\x00\x01\n"]:
             with self.subTest(text=text[:30]), self.assertRaises(suite.Failure):
@@ -262,6 +268,66 @@ class Lesson(unittest.TestCase):
         self.assertEqual(suite.kernel_file(present[0]).suffix, ".cu")
         with self.assertRaises(suite.Failure):
             suite.kernel_file("99_nothing")
+
+
+class Parsing(unittest.TestCase):
+    def test_exponent_range_takes_ascii_digits_only(self):
+        self.assertEqual(suite.parse_exponent_range("10:30", "--r"), (10, 30))
+        for bad in ("1_0:12", "\uff11\uff10:12", "10:", "12:10", "0:37", " 10:12", "10:12\n"):
+            with self.assertRaises(suite.UsageError, msg=bad):
+                suite.parse_exponent_range(bad, "--r")
+
+    def test_int_takes_ascii_digits_only(self):
+        self.assertEqual(suite.parse_int("30", "--iters", 1, 100), 30)
+        for bad in ("\u00b2", "\uff15", "1_0", "0", "101", "-1", ""):
+            with self.assertRaises(suite.UsageError, msg=bad):
+                suite.parse_int(bad, "--iters", 1, 100)
+        with self.assertRaises(suite.UsageError):
+            suite.parse_count("\uff11K")
+
+    def test_an_option_given_twice_is_refused(self):
+        p = suite.ArgumentParser("t", "doc")
+        p.add_argument("--n")
+        p.add_argument("--flag", action="store_true")
+        p.add_argument("rest", nargs="*")
+        for argv in (["--n", "1", "--n", "2"], ["--n=1", "--n", "2"], ["--flag", "--flag"], ["--debug", "--debug"]):
+            with self.assertRaises(suite.UsageError, msg=argv):
+                p.parse_args(argv)
+        with self.assertRaises(suite.UsageError):  # no abbreviations: --fl is not --flag
+            p.parse_args(["--fl"])
+        self.assertEqual(p.parse_args(["--n", "1", "--", "--n", "2"]).rest, ["--n", "2"])
+
+
+class WriteFiles(unittest.TestCase):
+    def test_all_or_nothing(self):
+        folder = make_tmp(self)
+        (folder / "a").write_text("old\n")
+        suite.write_files({folder / "a": "new\n", folder / "sub" / "b": "b\n", folder / "c.png": b"\x89PNG"})
+        self.assertEqual((folder / "c.png").read_bytes(), b"\x89PNG")
+        self.assertEqual((folder / "a").read_text(), "new\n")
+        self.assertEqual((folder / "sub" / "b").read_text(), "b\n")
+        (folder / "dir").mkdir()
+        with self.assertRaises(suite.Failure):  # the second target's folder cannot be made: nothing renamed
+            suite.write_files({folder / "a": "newer\n", folder / "a" / "x": "x\n"})
+        self.assertEqual((folder / "a").read_text(), "new\n")
+        self.assertEqual(sorted(p.name for p in folder.iterdir()), ["a", "c.png", "dir", "sub"])
+
+    def test_a_failed_rename_puts_back_the_files_renamed_before_it(self):
+        folder = make_tmp(self)
+        for name in ("a", "b"):
+            (folder / name).write_text(f"old {name}\n")
+        (folder / "c").mkdir()
+        (folder / "c" / "full").write_text("x\n")  # a non-empty folder: a file cannot be renamed over it
+        pairs = []
+        for name in ("a", "b", "c"):
+            tmp = folder / f".{name}.tmp"
+            tmp.write_text(f"new {name}\n")
+            pairs.append((tmp, folder / name))
+        with self.assertRaises(suite.Failure):
+            suite.rename_all(pairs)
+        self.assertEqual((folder / "a").read_text(), "old a\n")
+        self.assertEqual((folder / "b").read_text(), "old b\n")
+        self.assertEqual(sorted(p.name for p in folder.iterdir() if p.name.endswith(".old")), [])
 
 
 if __name__ == "__main__":

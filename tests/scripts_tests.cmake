@@ -2,7 +2,9 @@
 #   scripts.suite       the shared module scripts/suite.py: steps.txt, counts, records, tables, CSV, markers
 #   scripts.bad_input   every script on bad input: exit 2, 1 or 77 with one line, never a traceback,
 #                       nothing written over data (fake step executables replay committed records);
-#                       and run_all's copy of the steps' option grammar against a built step
+#                       run_all's copy of the steps' option grammar against a built step; update_readme's
+#                       --check failures and all-or-nothing writes; compare's verdicts
+#   scripts.readme_blocks  update_readme --check: every generated block of every README matches results/
 #   scripts.lesson.A.B  one per neighbouring pair of steps.txt: the kernel files' diff stays within the
 #                       budget of changed code lines (scripts/suite.py LESSON_BUDGET); skipped, with the
 #                       reason, while a folder does not exist yet
@@ -15,7 +17,9 @@ else()
     WORKING_DIRECTORY ${scripts_dir})
   add_test(NAME scripts.bad_input COMMAND ${Python3_EXECUTABLE} -B -m unittest -v test_scripts
     WORKING_DIRECTORY ${scripts_dir})
-  set_tests_properties(scripts.suite scripts.bad_input PROPERTIES LABELS cpu TIMEOUT 300)
+  add_test(NAME scripts.readme_blocks COMMAND ${Python3_EXECUTABLE} -B update_readme --check
+    WORKING_DIRECTORY ${scripts_dir})
+  set_tests_properties(scripts.suite scripts.bad_input scripts.readme_blocks PROPERTIES LABELS cpu TIMEOUT 300)
   # The figures' data (gains and spread, shares of the ceiling, current records); drawing skips without matplotlib.
   add_test(NAME scripts.figures COMMAND ${Python3_EXECUTABLE} -B -m unittest -v test_figures
     WORKING_DIRECTORY ${scripts_dir})
