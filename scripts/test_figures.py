@@ -1,7 +1,7 @@
 """The lecture's figures and the gain blocks (CTest: scripts.figures; or python3 -m unittest -v test_figures).
 
 The data behind them is tested everywhere: shares of the read ceiling, each step's gain over the
-previous one and the spread of the timed runs, which gains are claimed, which records are current,
+previous one with scripts/compare's interval, which gains are claimed, which records are current,
 the ablation of steps 09 and 10 and its verdicts, what 09 and 10 launch, the toy launches of the
 diagrams against the kernels' loops, and the script's refusals (missing data: exit 2 and one line;
 an older record: exit 1). Drawing needs matplotlib: those tests skip with the reason where it is
@@ -10,8 +10,6 @@ scripts/figures must exit 77 with one line and write nothing.
 """
 
 import hashlib
-import importlib.machinery
-import importlib.util
 import json
 import os
 import shutil
@@ -28,36 +26,16 @@ SCRIPTS = Path(__file__).resolve().parent
 STEPS = suite.read_steps()
 
 
-def progression(gpu):
-    """A GPU's progression folder: results/<gpu>/progression/ (the layout), or results/<gpu>/ itself in a
-    checkout from before the layout, so that the tests read the committed data wherever it lies."""
-    folder = suite.RESULTS / gpu / "progression"
-    return folder if folder.is_dir() else suite.RESULTS / gpu
-
-
 def committed(gpu, name):
-    """A committed file of a GPU's progression (table.json of the H100 lay in current/ before the layout)."""
-    root = suite.RESULTS / gpu
-    for path in (root / "progression" / name, root / "current" / name, root / name):
-        if path.is_file():
-            return path
-    return None
+    """A committed file of a GPU's progression, results/<gpu>/progression/<name>; None where absent."""
+    path = suite.RESULTS / gpu / "progression" / name
+    return path if path.is_file() else None
 
 
-H200, H100 = progression("h200"), progression("h100")
-
-
-def load_script(name):
-    """A script without the .py suffix, imported as a module (its main() is not run)."""
-    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_"), str(SCRIPTS / name))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-figures = load_script("figures")
-update_readme = load_script("update_readme")
+H200 = suite.RESULTS / "h200" / "progression"
+figures = suite.load_script("figures")
+update_readme = suite.load_script("update_readme")
+compare = suite.load_script("compare")
 
 try:
     import matplotlib  # noqa: F401
@@ -66,8 +44,12 @@ except ImportError:
     HAVE_MATPLOTLIB = False
 
 
-def row(step, n, median, low, high, gbps=1.0):
-    return {"step": step, "n": n, "gbps": gbps, "median_ms": str(median), "min_ms": str(low), "max_ms": str(high)}
+def row(step, n, median, low, high, gbps=1.0, q1=None, q3=None):
+    """A sweep row as read_sweep_csv gives it (strings); quartiles only where given."""
+    r = {"step": step, "n": n, "gbps": gbps, "median_ms": str(median), "min_ms": str(low), "max_ms": str(high)}
+    if q1 is not None:
+        r.update(q1_ms=str(q1), q3_ms=str(q3))
+    return r
 
 
 def tmp(case):
@@ -77,29 +59,48 @@ def tmp(case):
 
 
 class Gains(unittest.TestCase):
-    def test_gain_is_the_ratio_of_medians_and_the_range_pairs_extreme_runs(self):
-        points = ps.sweep_points([row("a", 1 << 20, 2.0, 1.8, 2.4), row("b", 1 << 20, 1.0, 0.9, 1.2)])
+    def test_gain_is_the_ratio_of_medians_with_compares_interval(self):
+        n = 1 << 20
+        points = ps.sweep_points([row("a", n, 2.0, 1.8, 2.4, q1=1.9, q3=2.1), row("b", n, 1.0, 0.9, 1.2, q1=0.95, q3=1.05)])
         (g,) = ps.gains(points, "a", "b")
         self.assertAlmostEqual(g.gain, 2.0)
-        self.assertAlmostEqual(g.low, 1.8 / 1.2)   # a's fastest run against b's slowest
-        self.assertAlmostEqual(g.high, 2.4 / 0.9)  # a's slowest against b's fastest
+        # The sweep's CSV does not say how many runs a point timed: run_all's count for that n.
+        v = compare.ratio_interval(dict(points["a"][n], iters=suite.sweep_iters(n)),
+                                   dict(points["b"][n], iters=suite.sweep_iters(n)))
+        self.assertEqual((g.low, g.high, g.verdict), (v.low, v.high, v.verdict))
+        self.assertLess(g.low, 2.0)
+        self.assertGreater(g.high, 2.0)
         self.assertEqual(g.verdict, "faster")
 
-    def test_no_gain_is_claimed_inside_the_spread(self):
-        # 5% faster at the medians, but the runs overlap: not a gain.
-        points = ps.sweep_points([row("a", 1 << 20, 1.05, 0.95, 1.20), row("b", 1 << 20, 1.00, 0.98, 1.10)])
+    def test_no_gain_is_claimed_within_noise(self):
+        n = 1 << 20
+        # 2% faster with a tight interval: inside the noise floor between two runs, not a gain.
+        points = ps.sweep_points([row("a", n, 1.02, 1.01, 1.03, q1=1.019, q3=1.021),
+                                  row("b", n, 1.00, 0.99, 1.01, q1=0.999, q3=1.001)])
         (g,) = ps.gains(points, "a", "b")
-        self.assertGreater(g.gain, 1.0)
-        self.assertEqual(g.verdict, "within the spread")
+        self.assertGreater(g.low, 1.0)
+        self.assertEqual(g.verdict, "within noise")
+        # 10% faster at the medians, but an interval wide enough to reach below the floor.
+        points = ps.sweep_points([row("a", n, 1.10, 0.5, 2.0, q1=0.8, q3=1.5), row("b", n, 1.00, 0.5, 2.0, q1=0.7, q3=1.4)])
+        (g,) = ps.gains(points, "a", "b")
+        self.assertLess(g.low, 1 + compare.NOISE)
+        self.assertEqual(g.verdict, "within noise")
 
-    def test_a_loss_beyond_the_spread(self):
-        points = ps.sweep_points([row("a", 1 << 20, 1.0, 0.99, 1.01), row("b", 1 << 20, 1.2, 1.1, 1.3)])
+    def test_a_loss_beyond_the_noise(self):
+        points = ps.sweep_points([row("a", 1 << 20, 1.0, 0.99, 1.01, q1=0.995, q3=1.005),
+                                  row("b", 1 << 20, 1.2, 1.1, 1.3, q1=1.19, q3=1.21)])
         self.assertEqual(ps.gains(points, "a", "b")[0].verdict, "slower")
 
     def test_verdict_edges(self):
-        self.assertEqual(ps.verdict(1.0, 1.5), "within the spread")  # a range touching 1 claims nothing
-        self.assertEqual(ps.verdict(0.5, 1.0), "within the spread")
-        self.assertEqual(ps.verdict(1.0001, 1.1), "faster")
+        """No spread at all: the interval is the ratio itself, and the verdict turns at the noise floor."""
+        def verdict(old):
+            points = ps.sweep_points([row("a", 1 << 20, old, old, old, q1=old, q3=old), row("b", 1 << 20, 1, 1, 1, q1=1, q3=1)])
+            return ps.gains(points, "a", "b")[0].verdict
+        floor = 1 + compare.NOISE
+        self.assertEqual(verdict(floor * 1.001), "faster")
+        self.assertEqual(verdict(floor * 0.999), "within noise")
+        self.assertEqual(verdict(1 / floor * 1.001), "within noise")
+        self.assertEqual(verdict(1 / floor * 0.999), "slower")
 
     def test_only_the_sizes_of_the_gain_range_that_both_steps_hold(self):
         rows = [row(s, 1 << k, 1.0, 1.0, 1.0) for s in ("a", "b") for k in range(10, 31)]
@@ -118,7 +119,7 @@ class Gains(unittest.TestCase):
         self.assertEqual(ps.size_ranges([1 << 30]), "2^30")
 
     def test_committed_sweep(self):
-        """The committed H200 sweep: step 02 beats 01 beyond the spread at large n, and 06 against 05
+        """The committed H200 sweep: step 02 beats 01 beyond the noise at large n, and 06 against 05
         (the same loop, a different tree) claims nothing at 2^26."""
         rows, _, why = ps.current_sweep(H200, STEPS)
         if rows is None:
@@ -127,7 +128,7 @@ class Gains(unittest.TestCase):
         by_n = {g.n: g for g in ps.gains(points, "01_interleaved", "02_sequential")}
         self.assertEqual(by_n[1 << 28].verdict, "faster")
         by_n = {g.n: g for g in ps.gains(points, "05_multi_element", "06_warp_shuffle")}
-        self.assertEqual(by_n[1 << 26].verdict, "within the spread")
+        self.assertEqual(by_n[1 << 26].verdict, "within noise")
 
 
 class CeilingShare(unittest.TestCase):
@@ -173,9 +174,8 @@ def fixture(case, gpus=("h200", "h100"), names=("table.json", "sweep.csv", "swee
             if src is not None:
                 shutil.copyfile(src, dst / name)
     if several:
-        src = next((f for f in (suite.RESULTS / "h200_x2" / "14_multi_gpu", suite.RESULTS / "h200_x2")
-                    if (f / "sweep.jsonl").is_file()), None)
-        if src is not None:
+        src = suite.RESULTS / "h200_x2" / "14_multi_gpu"
+        if (src / "sweep.jsonl").is_file():
             dst = root / "h200_x2" / "14_multi_gpu"
             dst.mkdir(parents=True)
             for name in ("sweep.jsonl", "meta.json"):
@@ -184,9 +184,9 @@ def fixture(case, gpus=("h200", "h100"), names=("table.json", "sweep.csv", "swee
 
 
 class Current(unittest.TestCase):
-    def copy(self, folder):
-        dst = tmp(self) / "progression"
-        dst.mkdir()
+    def copy(self, folder, name="progression"):
+        dst = tmp(self) / name
+        dst.mkdir(parents=True)
         for name in ("table.json", "sweep.csv", "sweep_meta.json"):
             shutil.copyfile(folder / name, dst / name)
         return dst
@@ -196,7 +196,7 @@ class Current(unittest.TestCase):
         self.assertIsNotNone(table, why)
 
     def test_an_older_progression_is_not(self):
-        folder = self.copy(H200)
+        folder = self.copy(H200, "earlier/0123456789ab")  # changed_steps.txt lies only under earlier/
         (folder / "changed_steps.txt").write_text(f"{STEPS[7]}: other code then\n")
         table, why = ps.current_record(folder, STEPS)
         self.assertIsNone(table)
@@ -228,14 +228,15 @@ class GainBlock(unittest.TestCase):
         rows, meta, why = ps.current_sweep(H200, STEPS)
         if rows is None:
             self.skipTest(f"results/h200 is not a current record: {why}")
-        return [(label, "results/h200", ps.sweep_points(rows), meta) for label in labels]
+        return [(label, "results/h200/progression", ps.sweep_points(rows), meta) for label in labels]
 
     def test_one_group_of_columns_per_gpu_and_a_summary_each(self):
         block = update_readme.gain_block(STEPS[2], STEPS, self.sweeps("H200", "H100"))
         header = next(line for line in block.splitlines() if line.startswith("| n |"))
         self.assertEqual(header.count("gain"), 2)
         self.assertIn("H100 verdict", header)
-        self.assertIn("run-to-run spread", block)
+        self.assertIn("95% interval", header)
+        self.assertIn(f"noise floor of {100 * compare.NOISE:g}%", block)
         self.assertEqual(sum(line.startswith(("H200:", "H100:")) for line in block.splitlines()), 2)
 
     def test_claims_follow_the_verdicts(self):
@@ -322,11 +323,14 @@ class Script(unittest.TestCase):
 
     def test_an_older_record_named_alone_is_refused(self):
         results = fixture(self, gpus=("h200",), several=False)
-        (results / "h200" / "progression" / "changed_steps.txt").write_text(f"{STEPS[7]}: other code then\n")
+        path = results / "h200" / "progression" / "table.json"
+        table = json.loads(path.read_text())
+        table["records"] = [r for r in table["records"] if r["step"] != STEPS[7]]  # another list of steps
+        path.write_text(json.dumps(table))
         out = tmp(self)
         proc = self.run_figures("--results", results, "--gpu", "h200", "--out", out)
         self.assertEqual(proc.returncode, 1, proc.stderr)
-        self.assertIn("changed_steps.txt", proc.stderr)
+        self.assertIn(f"no {STEPS[7]}", proc.stderr)
         self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
         self.assertEqual(list(out.iterdir()), [])
 
@@ -377,7 +381,7 @@ class Script(unittest.TestCase):
         (fake / "matplotlib").mkdir()
         (fake / "matplotlib" / "__init__.py").write_text("raise ImportError('no matplotlib here (test)')\n")
         out = tmp(self) / "out"
-        proc = self.run_figures("--out", out, env={"PYTHONPATH": str(fake)})
+        proc = self.run_figures("--results", fixture(self, gpus=("h200",)), "--out", out, env={"PYTHONPATH": str(fake)})
         self.assertEqual(proc.returncode, 77, proc.stderr)
         self.assertIn("matplotlib", proc.stderr)
         self.assertNotIn("Traceback", proc.stderr)
