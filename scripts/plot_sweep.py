@@ -170,6 +170,13 @@ GPU_FIGURES = [
                              "n, whiskers from the five interleaved rounds"),
 ]
 MULTI_GPU_FIGURES = [("scaling", "multi", "step 14: aggregate GB/s and speedup over one GPU against n")]
+MULTI_GPU_STEP = "14_multi_gpu"  # results/<gpu>_x<N>/14_multi_gpu/: the records the "multi" figures read
+
+
+def is_several(name):
+    """A folder of results/ for several GPUs of one host: <gpu>_x<N>."""
+    head, sep, count = name.rpartition("_x")
+    return bool(head and sep and count.isdigit())
 
 
 # --- the ablation of steps 09 and 10 (perf/variants.cu, set ablation) ------------------------------

@@ -415,6 +415,31 @@ class Script(unittest.TestCase):
         self.assertEqual(sorted(p.name for p in out.rglob("*.png")), ["ablation.png", "steps_bar.png"])
 
 
+class Scaling(unittest.TestCase):
+    """Step 14's records for scaling.png, as scripts/measure writes them (meta.json names the runs)."""
+
+    def record(self, n, speedup, per_gpu=0):
+        return {"step": "14_multi_gpu", "mode": "single_process", "gpus": 2, "n": n, "n_per_gpu": per_gpu,
+                "gbps": 1.0, "median_ms": 1.0, "device": "GPU X", "vs_single_gpu": speedup}
+
+    def test_the_runs_meta_names_without_the_weak_ones(self):
+        folder = tmp(self)
+        (folder / "sweep_a.json").write_text(json.dumps(self.record(1 << 20, 0.5)) + "\n")
+        (folder / "weak.json").write_text(json.dumps(self.record(1 << 31, 1.9, per_gpu=1 << 30)) + "\n")
+        records = figures.scaling_records(folder, {"runs": ["sweep_a", "weak"]})
+        self.assertEqual([r["n"] for r in records], [1 << 20])
+        self.assertEqual(figures.speedup(records[0]), 0.5)
+        with self.assertRaises(suite.Failure) as e:
+            figures.scaling_records(folder, {"runs": ["sweep_a", "absent"]})
+        self.assertIn("absent.json", str(e.exception))
+        with self.assertRaises(suite.Failure):
+            figures.scaling_records(folder, {"runs": ["weak"]})  # nothing to draw against n
+
+    def test_speedup_of_a_record_from_before_the_rename(self):
+        self.assertEqual(figures.speedup({"single_gpu_ms": 3.0, "median_ms": 1.5}), 2.0)
+        self.assertIsNone(figures.speedup({"median_ms": 1.5}))
+
+
 class Ablation(unittest.TestCase):
     """The ablation of steps 09 and 10 (perf/variants.cu, set ablation) as the README and the chart read it."""
 
