@@ -258,7 +258,7 @@ class Links(unittest.TestCase):
         """The figures block is written from the data, not from the files present: each image it or a
         step README links must lie in the repository (scripts/figures draws it)."""
         import re
-        readmes = [suite.ROOT / "README.md"] + [suite.ROOT / s / "README.md" for s in STEPS]
+        readmes = [suite.ROOT / "README.md"] + [suite.ROOT / s / "README.md" for s in STEPS + suite.read_beyond()]
         linked = 0
         for readme in (r for r in readmes if r.is_file()):
             for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", readme.read_text()):
