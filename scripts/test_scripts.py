@@ -584,9 +584,7 @@ class ResultsLayout(unittest.TestCase):
 
     def test_folders(self):
         allowed = {"progression", "figures", "earlier", *suite.read_beyond()}
-        # results/bits, the bits fixture's old place, only until the fixture lies beside its step
-        moved = (ROOT / "15_reproducible" / "reproducible_bits.txt").is_file()
-        for gpu in sorted(p for p in suite.RESULTS.iterdir() if p.name != "tmp" and (moved or p.name != "bits")):
+        for gpu in sorted(p for p in suite.RESULTS.iterdir() if p.name != "tmp"):
             with self.subTest(gpu=gpu.name):
                 self.assertTrue(gpu.is_dir(), f"{gpu}: a file where a GPU folder belongs")
                 self.assertRegex(gpu.name, r"^[a-z]+[0-9]+(_x[0-9]+)?$")
