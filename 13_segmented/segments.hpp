@@ -18,7 +18,7 @@ struct Distribution {
   const char* name;
   const char* description;  // for --help and the README
 };
-// The distributions --segments knows, in the order measure.sh runs them.
+// The distributions --segments knows, in the order --help lists them.
 const std::vector<Distribution>& distributions();
 const Distribution* find_distribution(std::string_view name);
 
