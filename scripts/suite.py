@@ -512,7 +512,7 @@ def table_notes(records, ceiling=None):
     notes = []
     cpu1 = cpu_baseline_ms(records)
     if cpu1:
-        notes.append(f"\"vs 1 CPU thread\" divides the seeds' plain single-thread float loop on the same input "
+        notes.append(f"\"vs 1 CPU thread\" divides a plain single-thread float loop on the same input "
                      f"({cpu1:.1f} ms, the median of the steps' own timings of it) by each step's time.")
     cpus = cpu_baseline_ms(records, "cpu_parallel_ms")
     if cpus:
