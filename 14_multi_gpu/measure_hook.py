@@ -18,10 +18,6 @@ import suite  # noqa: E402
 MODES = {"single_process": "one process", "mpi": "MPI, one per GPU"}
 
 
-def count(n):
-    return f"2^{suite.log2(n)}" if n > 0 and n & (n - 1) == 0 else str(n)
-
-
 def ms_cell(r):
     return f"{r['median_ms']:.4g} ({r['min_ms']:.4g}-{r['max_ms']:.4g})"
 
@@ -57,7 +53,7 @@ def tables(results):
             r = at[-1]
             rows.append([MODES.get(mode, mode), str(gpus), ms_cell(r), f"{r['gbps']:.0f}",
                          f"{r.get('vs_single_gpu', 0):.2f}x", f"{100 * r.get('collective_share', 0):.2f}%", check(r)])
-        out.append(f"Strong scaling at n = {count(top)} floats in all, each GPU holding n / N; speedup over step 10 "
+        out.append(f"Strong scaling at n = {suite.count_text(top)} floats in all, each GPU holding n / N; speedup over step 10 "
                    "alone on one GPU over the whole array, measured in the same run:\n\n" +
                    suite.render_markdown(["mode", "GPUs", "median ms (min-max)", "GB/s", "speedup",
                                           "collective share", "check"], rows))
@@ -67,7 +63,7 @@ def tables(results):
                 continue
             n = crossover([r for r in strong if (r["mode"], r["gpus"]) == (mode, gpus)])
             lines.append(f"- {MODES.get(mode, mode)}, {gpus} GPUs: " +
-                         (f"faster than one GPU from n = {count(n)} on" if n else "not faster than one GPU at any n measured"))
+                         (f"faster than one GPU from n = {suite.count_text(n)} on" if n else "not faster than one GPU at any n measured"))
         if lines:
             out.append("Crossover (the smallest n from which every larger n measured is faster than one GPU):\n\n" +
                        "\n".join(lines))
@@ -76,10 +72,10 @@ def tables(results):
         for r in sorted(weak, key=lambda r: (r["mode"] != "single_process", r["gpus"])):
             one = [w for w in weak if w["mode"] == r["mode"] and w["gpus"] == 1]
             efficiency = one[-1]["median_ms"] / r["median_ms"] if one and r["median_ms"] > 0 else 0
-            rows.append([MODES.get(r["mode"], r["mode"]), str(r["gpus"]), count(r["n"]), ms_cell(r), f"{r['gbps']:.0f}",
+            rows.append([MODES.get(r["mode"], r["mode"]), str(r["gpus"]), suite.count_text(r["n"]), ms_cell(r), f"{r['gbps']:.0f}",
                          f"{r['gbps'] / r['gpus']:.0f}", f"{efficiency:.2f}" if one else "-",
                          f"{100 * r.get('collective_share', 0):.2f}%", check(r)])
-        per_gpu = count(weak[0]["n_per_gpu"])
+        per_gpu = suite.count_text(weak[0]["n_per_gpu"])
         out.append(f"Weak scaling, {per_gpu} floats per GPU; efficiency = the one-GPU run's time over this one's "
                    "(1.00 = perfect):\n\n" +
                    suite.render_markdown(["mode", "GPUs", "n", "median ms (min-max)", "GB/s", "GB/s per GPU",

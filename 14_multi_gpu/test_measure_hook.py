@@ -1,8 +1,6 @@
 """Step 14 under scripts/measure, without a GPU: measure.args (its mpi lines), the scaling tables of
 measure_hook.py on made-up records (a fixture, not a measurement), and scripts/measure's exit code 77
 where the step finds no GPU."""
-import importlib.machinery
-import importlib.util
 import os
 import stat
 import subprocess
@@ -15,14 +13,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import measure_hook  # noqa: E402
-
-
-def load_measure():
-    loader = importlib.machinery.SourceFileLoader("measure_script", str(ROOT / "scripts" / "measure"))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+import suite  # noqa: E402  (scripts/, on the path through measure_hook)
 
 
 def record(mode, gpus, n, median, speedup, per_gpu=0, passed=True):
@@ -33,7 +24,7 @@ def record(mode, gpus, n, median, speedup, per_gpu=0, passed=True):
 
 class MeasureArgs(unittest.TestCase):
     def test_runs_and_mpi_lines(self):
-        measure = load_measure()
+        measure = suite.load_script("measure")
         plan = measure.Plan(HERE / "measure.args")
         names = [name for name, _ in plan.runs]
         self.assertIn("all_large", names)
@@ -45,7 +36,7 @@ class MeasureArgs(unittest.TestCase):
             self.assertFalse(any("|" in a or a == "mpi" for a in args), name)
 
     def test_malformed_mpi_line_is_refused(self):
-        measure = load_measure()
+        measure = suite.load_script("measure")
         with tempfile.TemporaryDirectory(dir=ROOT) as d:
             bad = Path(d) / "measure.args"
             bad.write_text("x | mpirun 2 | --n 4\n")

@@ -262,6 +262,34 @@ def log2(n):
     return int(n).bit_length() - 1
 
 
+def count_text(n):
+    """A count as the tables write it: 2^k for a power of two, else the number."""
+    n = int(n)
+    return f"2^{log2(n)}" if n > 0 and n & (n - 1) == 0 else str(n)
+
+
+def read_json_lines(path, text=None):
+    """A file of JSON objects one per line (blank lines skipped), as [dict]; Failure naming the line
+    that is not one."""
+    path = Path(path)
+    if text is None:
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise Failure(f"cannot read {path}: {e.strerror}") from None
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise Failure(f"{path}:{number}: not a JSON record ({e})") from None
+            if not isinstance(record, dict):
+                raise Failure(f"{path}:{number}: not a JSON object")
+            records.append(record)
+    return records
+
+
 def inside(path, folder):
     """Whether path (resolved) lies in folder."""
     try:

@@ -15,12 +15,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
 import plot_sweep as ps
 import suite
+from test_suite import make_tmp as tmp
 
 SCRIPTS = Path(__file__).resolve().parent
 STEPS = suite.read_steps()
@@ -52,10 +52,6 @@ def row(step, n, median, low, high, gbps=1.0, q1=None, q3=None):
     return r
 
 
-def tmp(case):
-    folder = tempfile.mkdtemp()
-    case.addCleanup(shutil.rmtree, folder, ignore_errors=True)
-    return Path(folder)
 
 
 class Gains(unittest.TestCase):
