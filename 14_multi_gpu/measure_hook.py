@@ -5,7 +5,8 @@ table.md, made from the same records (the runs of measure.args).
 
 Strong scaling: per mode and number of GPUs, the record at the largest n of the sweeps, with its speedup
 over step 10 alone on one GPU (vs_single_gpu, measured in the same run) and the collective's share of the
-time. Crossover: the smallest n from which N GPUs stay faster than one. Weak scaling: the runs with a
+time, then whether the README's targets were met there (TARGETS: the speedup with 2 and 4 GPUs, the
+collective under 5%). Crossover: the smallest n from which N GPUs stay faster than one. Weak scaling: the runs with a
 fixed count per GPU (n_per_gpu), with efficiency = the one-GPU run's time over this one's (1.00 perfect).
 """
 
@@ -16,6 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import suite  # noqa: E402
 
 MODES = {"single_process": "one process", "mpi": "MPI, one per GPU"}
+TARGETS = {2: 1.9, 4: 3.7}  # the least speedup over one GPU at the largest n, by number of GPUs
+COLLECTIVE_TARGET = 0.05    # the collective's share of the time, at most
 
 
 def ms_cell(r):
@@ -37,6 +40,20 @@ def crossover(records):
     return faster
 
 
+def targets(rows):
+    """One line: for each record of 2 or 4 GPUs, its speedup and collective share against the targets."""
+    lines = []
+    for r in rows:
+        goal = TARGETS.get(r["gpus"])
+        if goal is None:
+            continue
+        speedup, share = r.get("vs_single_gpu", 0), r.get("collective_share", 0)
+        lines.append(f"{MODES.get(r['mode'], r['mode'])}, {r['gpus']} GPUs: {speedup:.2f}x against a target of "
+                     f"{goal}x ({'met' if speedup >= goal else 'missed'}); collective {100 * share:.2f}% against under "
+                     f"{100 * COLLECTIVE_TARGET:g}% ({'met' if share < COLLECTIVE_TARGET else 'missed'}).")
+    return "Targets: " + (" ".join(lines) if lines else "no run of 2 or 4 GPUs at this size.")
+
+
 def tables(results):
     records = [r for _, rs in results for r in rs]
     strong = [r for r in records if not r.get("n_per_gpu")]
@@ -45,18 +62,19 @@ def tables(results):
     groups = sorted({(r["mode"], r["gpus"]) for r in strong}, key=lambda k: (k[0] != "single_process", k[1]))
     if groups:
         top = max(r["n"] for r in strong)
-        rows = []
+        rows, tops = [], []
         for mode, gpus in groups:
             at = [r for r in strong if (r["mode"], r["gpus"]) == (mode, gpus) and r["n"] == top]
             if not at:
                 continue
             r = at[-1]
+            tops.append(r)
             rows.append([MODES.get(mode, mode), str(gpus), ms_cell(r), f"{r['gbps']:.0f}",
                          f"{r.get('vs_single_gpu', 0):.2f}x", f"{100 * r.get('collective_share', 0):.2f}%", check(r)])
         out.append(f"Strong scaling at n = {suite.count_text(top)} floats in all, each GPU holding n / N; speedup over step 10 "
                    "alone on one GPU over the whole array, measured in the same run:\n\n" +
                    suite.render_markdown(["mode", "GPUs", "median ms (min-max)", "GB/s", "speedup",
-                                          "collective share", "check"], rows))
+                                          "collective share", "check"], rows) + "\n\n" + targets(tops))
         lines = []
         for mode, gpus in groups:
             if gpus < 2:

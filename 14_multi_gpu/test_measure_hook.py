@@ -61,6 +61,14 @@ class Tables(unittest.TestCase):
         self.assertIn("| MPI, one per GPU | 2 |", self.md)
         self.assertIn("1.97x", self.md)  # 15.0 / 7.6
 
+    def test_targets_at_the_largest_n(self):
+        self.assertIn("one process, 2 GPUs: 1.97x against a target of 1.9x (met); collective 0.13% against "
+                      "under 5% (met).", self.md)  # 0.01 / 7.6 of the time
+        md = measure_hook.tables([("x", [record("mpi", 2, 1 << 20, 1.0, 1.5), record("mpi", 3, 1 << 20, 0.1, 9.0)])])
+        self.assertIn("MPI, one per GPU, 2 GPUs: 1.50x against a target of 1.9x (missed); collective 1.00% against "
+                      "under 5% (met).", md)
+        self.assertNotIn("3 GPUs:", md.split("Targets:")[1].split("\n")[0])  # no target for 3
+
     def test_crossover_is_where_two_gpus_stay_faster(self):
         self.assertIn("one process, 2 GPUs: faster than one GPU from n = 2^28 on", self.md)
 
