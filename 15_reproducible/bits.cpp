@@ -25,7 +25,9 @@ std::vector<BitsCase> bits_cases() {
     cases.push_back({100003, p, 1});
     cases.push_back({(1 << 20) + 3, p, 1});
   }
-  // One size for each larger tile (order.hpp: 2^11 ... 2^14 elements).
+  // One size for each larger tile (order.hpp: 2^10 ... 2^16 elements; 2^10 is (1 << 24) - 1's, 2^12
+  // (1 << 25) + 7's).
+  cases.push_back({(std::int64_t{1} << 24) + 5, Pattern::uniform, 1});
   cases.push_back({(std::int64_t{1} << 26) + 1, Pattern::uniform, 1});
   cases.push_back({(std::int64_t{1} << 27) + 3, Pattern::mixed, 1});
   cases.push_back({(std::int64_t{1} << 28) + 9, Pattern::uniform, 1});
@@ -77,7 +79,7 @@ std::string make_bits_file(const std::function<float(const float*, std::int64_t)
   std::string text =
       "# Step 15's result for fixed inputs: n floats of fill_input(pattern, seed) (common/input.hpp), summed by\n"
       "# 15_reproducible; bits are the float's, in hex (any NaN written nan). Every GPU must give these bits:\n"
-      "# build/bin/15_reproducible_bits --check results/bits/reproducible_bits.txt compares.\n"
+      "# build/bin/15_reproducible_bits --check 15_reproducible/reproducible_bits.txt compares.\n"
       "# Written by: " + source + "\n"
       "n pattern seed bits value\n";
   for (const BitsCase& c : bits_cases()) {

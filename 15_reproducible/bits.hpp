@@ -1,4 +1,4 @@
-// The committed bits file (results/bits/reproducible_bits.txt): step 15's result for fixed
+// The committed bits file (15_reproducible/reproducible_bits.txt): step 15's result for fixed
 // (n, pattern, seed) inputs, as the float's hex bits. Any GPU must give exactly these bits; the CPU
 // model of the order (order.hpp) gives them too, which is how the file was first written.
 #pragma once

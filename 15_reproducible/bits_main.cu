@@ -22,7 +22,7 @@ const char* kUsage =
     "usage: 15_reproducible_bits [--check FILE] [--write FILE] [--cpu] [--block B] [--grid G] [--device D]\n"
     "  Sums the fixed (n, pattern, seed) cases of step 15's bits file on the GPU (or with --cpu on the CPU\n"
     "  model of its order) and prints one line per case: n pattern seed bits value.\n"
-    "  --check FILE  compare every case with FILE (results/bits/reproducible_bits.txt); exit 1 on a difference\n"
+    "  --check FILE  compare every case with FILE (15_reproducible/reproducible_bits.txt); exit 1 on a difference\n"
     "  --write FILE  write the cases' bits to FILE, with the device named in its header\n"
     "  --block B     threads per block (32 ... 1024, a power of two; default 512)\n"
     "  --grid G      blocks (default: the device's SMs x resident blocks per SM), to imitate another GPU\n"
