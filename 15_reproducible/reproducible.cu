@@ -131,6 +131,8 @@ __device__ __forceinline__ void sum_tiles(const Tiling& g, unsigned first, unsig
 // order, from +0). Then warp w adds the groups of 32 columns w, w + Block / 32, ... (the shuffle tree)
 // and warp 0 the group sums. Columns without a tile stay +0 (adding +0 to a sum that is never -0 changes
 // no bit). Load(q) returns float4 q of the sums. The result is in thread 0.
+static_assert(kColumns == 32 * 32, "the group sums go through one warp's shuffle tree");
+
 template <unsigned Block, typename Load>
 __device__ __noinline__ float combine_tree(const Load& load, unsigned tiles) {
   constexpr unsigned kGroups = kColumns / 32, kMine = kColumns > Block ? kColumns / Block : 1;
