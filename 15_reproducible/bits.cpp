@@ -25,7 +25,9 @@ std::vector<BitsCase> bits_cases() {
     cases.push_back({100003, p, 1});
     cases.push_back({(1 << 20) + 3, p, 1});
   }
-  // One size for each larger tile (order.hpp: 2^11 ... 2^14 elements).
+  // One size for each larger tile (order.hpp: 2^10 ... 2^16 elements; 2^10 is (1 << 24) - 1's, 2^12
+  // (1 << 25) + 7's).
+  cases.push_back({(std::int64_t{1} << 24) + 5, Pattern::uniform, 1});
   cases.push_back({(std::int64_t{1} << 26) + 1, Pattern::uniform, 1});
   cases.push_back({(std::int64_t{1} << 27) + 3, Pattern::mixed, 1});
   cases.push_back({(std::int64_t{1} << 28) + 9, Pattern::uniform, 1});

@@ -5,15 +5,18 @@
 // tile_elements(n) consecutive elements (a power of two that depends on n, never on the device):
 //   inside a tile, float4 group f (elements 4f .. 4f+3 of the tile, counted from the tile's first
 //   element, not from any address) belongs to lane f % 32, load slot (f / 32) % kLoads and round
-//   f / (32 * kLoads); a lane adds the kLoads float4s of a round in a fixed tree (component-wise),
+//   f / (32 * kLoads); a lane adds the kLoads float4s of a round in a fixed tree (component-wise,
+//   (x0 + x1) + (x2 + x3)),
 //   adds the round into its float4 accumulator, ends with (x + y) + (z + w), and the 32 lanes are
 //   added by the shuffle tree v[l] += v[l + o] for o = 16, 8, 4, 2, 1: lane 0 holds the tile's sum.
 //   Elements past n count as +0.
 // The tile sums are added the same way one level up: float4 q of the tile sums belongs to column
-// q % kColumns; a column adds its float4s in order, ends with (x + y) + (z + w); groups of 32
-// consecutive columns go through the shuffle tree, and the kColumns / 32 group sums through it once more.
+// q % kColumns; a column starts from +0, adds its float4s in order, ends with (x + y) + (z + w); groups
+// of 32 consecutive columns go through the shuffle tree, and the kColumns / 32 group sums through it
+// once more. Tile sums past the last tile count as +0.
 // Which warp computes which tile, and which thread which column, changes nothing above: that is all
-// the grid and the block size decide.
+// the grid and the block size decide. Nor does where the tiles were summed: tiles summed on several
+// GPUs (shards cut on tile boundaries of n) and combined in this tree give the same bits.
 #pragma once
 
 #include <cstdint>
@@ -27,16 +30,17 @@
 
 namespace repro {
 
-constexpr int kLoads = 8;                           // float4 loads in flight per lane in one round
-constexpr int kRoundElements = 32 * kLoads * 4;     // one round of a warp: 1024 floats
-constexpr int kMinLog2Tile = 10;                    // a tile is at least one round
-constexpr int kMaxLog2Tile = 14;                    // and at most 16 rounds (64 KB)
-constexpr int kLog2TilesTarget = 16;                // about 2^16 tiles from 2^26 to 2^30 elements
+constexpr int kLoads = 4;                           // float4 loads in flight per lane in one round (step 10's)
+constexpr int kRoundElements = 32 * kLoads * 4;     // one round of a warp: 512 floats
+constexpr int kMinLog2Tile = 9;                     // a tile is at least one round
+constexpr int kMaxLog2Tile = 16;                    // and at most 128 rounds (256 KB)
+constexpr int kLog2TilesTarget = 14;                // 2^13 to 2^14 tiles from 2^22 to 2^30 elements
 constexpr int kColumns = 1024;                      // float4 columns of the final combination
 
-// log2 of the tile size for n elements: small inputs get small tiles (every warp one round, so that
-// as many warps work at once as step 10 has threads), large inputs about 2^16 tiles (few tile sums
-// to combine, many tiles per warp for balance); past 2^30 the tiles stay at 2^14 and their count grows.
+// log2 of the tile size for n elements: small inputs get one-round tiles (as many warps at work, each
+// with 4 loads per lane, as step 10 has at that n), large inputs 2^13 to 2^14 tiles (few tile sums for
+// the last block to read, about two tiles per warp on a 132-SM GPU, more on smaller ones); past 2^30
+// the tiles stay at 2^16 elements and their count grows.
 REPRO_HOST_DEVICE constexpr int log2_tile(std::int64_t n) {
   int bits = 0;  // ceil(log2(n))
   while (bits < 62 && (std::int64_t{1} << bits) < n) ++bits;

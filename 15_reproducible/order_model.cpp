@@ -34,8 +34,8 @@ float warp_tree(std::array<float, 32> v) {
 
 // kLoads float4s in the kernel's tree: pairs, then pairs of pairs.
 F4 round_tree(const F4* x) {
-  static_assert(kLoads == 8, "the tree below is written for 8 loads");
-  return ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
+  static_assert(kLoads == 4, "the tree below is written for 4 loads");
+  return (x[0] + x[1]) + (x[2] + x[3]);
 }
 
 float tile_sum(const float* x, std::int64_t n, std::int64_t tile) {

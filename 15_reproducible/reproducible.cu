@@ -8,123 +8,192 @@
 // summed by one warp in a fixed order (so the block size cannot matter), the tile sums kept in
 // scratch and combined by the last block to finish in a fixed tree over fixed columns (so the grid
 // cannot matter). The grid only decides which warp computes which tile. The loads are step 10's:
-// several float4s in flight per thread, contiguous per warp.
+// four float4s in flight per lane, contiguous per warp, at step 10's occupancy (launch bounds hold
+// the kernel to 32 registers a thread), and a warp issues its next tile's loads before it shuffles
+// the current tile's sum.
 // What changed from step 10: a warp, not a block, owns a piece of the input, and owns it by its index
 // in the array rather than by its place in the grid; a warp writes one float per tile to scratch; the
-// last block (a counter, not block 0 waiting) adds them. Misaligned inputs take scalar loads in the
-// same order, so their bits equal an aligned copy's.
+// last block (a counter, not block 0 waiting) adds them, reading only the tile sums there are.
+// Misaligned inputs take scalar loads in the same order, so their bits equal an aligned copy's.
+// The same two halves, summing tiles and combining their sums, are the multi-GPU API below: tiles
+// summed on several GPUs and combined in the same tree give the same bits (14_multi_gpu/reproducible.cuh).
 // Usage: ./15_reproducible [--n 2^26] [--grid 132] [--block 512] [--help]
 #include <cuda/atomic>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
+#include "agent.cuh"
 #include "reproducible.cuh"
 
 namespace repro {
+namespace {
 
-constexpr unsigned kFullMask = 0xffffffffu;
-
-// The sum of v over the warp, in lane 0: v[l] += v[l + o], o = 16 ... 1 (order.hpp).
-__device__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset);
-  return v;
-}
+using reduce::agent::Plus;
+using reduce::agent::warp_reduce;
 
 __device__ float4 operator+(float4 a, float4 b) { return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w}; }
 
-// Float4 group f of one tile: one 16-byte load on the aligned path...
-struct VectorLoad {
-  const float4* tile;  // the tile's first element, 16-byte aligned
-  __device__ float4 operator()(int f) const { return tile[f]; }
-};
-// ...four 4-byte loads otherwise, the elements past the input's end read as +0 (the last tile).
-struct ScalarLoad {
-  const float* tile;
-  std::int64_t left;  // elements from the tile's start to the input's end
-  __device__ float4 operator()(int f) const {
-    const std::int64_t i = 4 * std::int64_t{f};
-    return {i < left ? tile[i] : 0.0f, i + 1 < left ? tile[i + 1] : 0.0f, i + 2 < left ? tile[i + 2] : 0.0f,
+// A lane's kLoads float4s of one round in the order's tree, then a float4 to one float.
+__device__ float4 round_tree(const float4 (&x)[kLoads]) {
+  static_assert(kLoads == 4, "the tree below is written for 4 loads");
+  return (x[0] + x[1]) + (x[2] + x[3]);
+}
+__device__ float lane_total(float4 a) { return (a.x + a.y) + (a.z + a.w); }
+
+// Round r of a tile on the aligned path: float4s r * 32 * kLoads + k * 32 + lane, one 16-byte load each.
+__device__ void load_round(const float4* lane_first, int r, float4 (&x)[kLoads]) {
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) x[k] = lane_first[r * 32 * kLoads + k * 32];
+}
+
+// The same float4s as four 4-byte loads, elements at or past `left` (the input's end) read as +0:
+// misaligned inputs and the last tile.
+__device__ void load_round_scalar(const float* tile, std::int64_t left, int r, unsigned lane, float4 (&x)[kLoads]) {
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) {
+    const std::int64_t i = 4 * (std::int64_t{r} * 32 * kLoads + k * 32 + lane);
+    x[k] = {i < left ? tile[i] : 0.0f, i + 1 < left ? tile[i + 1] : 0.0f, i + 2 < left ? tile[i + 2] : 0.0f,
             i + 3 < left ? tile[i + 3] : 0.0f};
   }
+}
+
+// Tiles t, t + stride, ... < tiles of in[0..n) (tiles of 2^lg elements) with scalar loads, each summed
+// by the calling warp into sums[t]: the last, cut tile, and every tile of a misaligned input. Not
+// inlined, so that its registers do not count against the hot loop's.
+__device__ __noinline__ void sum_tiles_scalar(const float* in, std::int64_t n, int lg, unsigned tiles, unsigned t,
+                                              unsigned stride, float* sums) {
+  const unsigned lane = threadIdx.x % 32;
+  const int rounds = 1 << (lg - kMinLog2Tile);
+  for (; t < tiles; t += stride) {
+    const std::int64_t start = std::int64_t{t} << lg;
+    float4 x[kLoads];
+    load_round_scalar(in + start, n - start, 0, lane, x);
+    float4 acc = round_tree(x);
+    for (int r = 1; r < rounds; ++r) {
+      load_round_scalar(in + start, n - start, r, lane, x);
+      acc = acc + round_tree(x);
+    }
+    const float s = warp_reduce(lane_total(acc), Plus{});
+    if (lane == 0) sums[t] = s;
+  }
+}
+
+// What the kernels need to know about the tiling of their input, computed once on the host (kernel
+// parameters live in constant memory, not in registers): n elements in tiles of 2^lg, `whole` of them
+// read with 16-byte loads (0 when the input is misaligned), the rest with scalar loads.
+struct Tiling {
+  const float* in;
+  std::int64_t n;
+  int lg;
+  unsigned tiles, whole;
 };
 
-// This lane's share of a tile (rounds of kLoads float4s, all loads before the
-// first add), then the warp's: the tile's sum in lane 0. Both loaders go through the same additions.
-template <typename Load>
-__device__ float tile_sum(const Load& load, int rounds, unsigned lane) {
-  float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
-  for (int r = 0; r < rounds; ++r) {
+// The tiles t = first, first + stride, ... < tiles, each summed by the calling warp into sums[t]. Whole
+// tiles of an aligned input take 16-byte loads, and the next tile's first round is loaded before the
+// current tile's shuffle tree, so the warp's loads overlap its shuffles; the rest goes to
+// sum_tiles_scalar.
+__device__ __forceinline__ void sum_tiles(const Tiling& g, unsigned first, unsigned stride, float* sums) {
+  const unsigned lane = threadIdx.x % 32;
+  const int rounds = 1 << (g.lg - kMinLog2Tile);
+  const float4* const body = reinterpret_cast<const float4*>(g.in) + lane;
+  unsigned t = first;
+  if (t < g.whole) {
     float4 x[kLoads];
-#pragma unroll
-    for (int k = 0; k < kLoads; ++k) x[k] = load(r * 32 * kLoads + k * 32 + static_cast<int>(lane));
-    const float4 s = ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
-    acc = r == 0 ? s : acc + s;
+    load_round(body + (std::int64_t{t} << (g.lg - 2)), 0, x);
+    for (;;) {
+      const float4* const p = body + (std::int64_t{t} << (g.lg - 2));
+      float4 acc = round_tree(x);
+#pragma unroll 1  // kLoads loads in flight, as in step 10: unrolled, the rounds would need more registers
+      for (int r = 1; r < rounds; ++r) {
+        load_round(p, r, x);
+        acc = acc + round_tree(x);
+      }
+      const float mine = lane_total(acc);
+      const unsigned next = t + stride;
+      // In flight during the shuffles. After the warp's last whole tile it reloads that tile (from L1
+      // or L2, a few hundred bytes): a load on one path only would keep the old x alive beside the new.
+      load_round(body + (std::int64_t{next < g.whole ? next : t} << (g.lg - 2)), 0, x);
+      const float s = warp_reduce(mine, Plus{});
+      if (lane == 0) sums[t] = s;
+      if (next >= g.whole) break;
+      t = next;
+    }
+    t += stride;
   }
-  return warp_sum((acc.x + acc.y) + (acc.z + acc.w));
+  if (t < g.tiles) sum_tiles_scalar(g.in, g.n, g.lg, g.tiles, t, stride, sums);
 }
+
+// The fixed tree over the tile sums (order.hpp), by a block of Block threads. Thread j owns columns
+// j, j + Block, ...; it walks its (column, float4) pairs float4 by float4 across its columns, kLoads
+// loads in flight, and adds each float4 to its column's sum in shared memory (a column's float4s in
+// order, from +0). Then warp w adds the groups of 32 columns w, w + Block / 32, ... (the shuffle tree)
+// and warp 0 the group sums. Columns without a tile stay +0 (adding +0 to a sum that is never -0 changes
+// no bit). Load(q) returns float4 q of the sums. The result is in thread 0.
+static_assert(kColumns == 32 * 32, "the group sums go through one warp's shuffle tree");
+
+template <unsigned Block, typename Load>
+__device__ __noinline__ float combine_tree(const Load& load, unsigned tiles) {
+  constexpr unsigned kGroups = kColumns / 32, kMine = kColumns > Block ? kColumns / Block : 1;
+  __shared__ float4 column_sums[kColumns];
+  __shared__ float group_sums[kGroups];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const unsigned quads = (tiles + 3) / 4;
+  for (unsigned c = threadIdx.x; c < kColumns; c += Block) column_sums[c] = float4{0.0f, 0.0f, 0.0f, 0.0f};
+  // Pair m of this thread: column threadIdx.x + (m % kMine) * Block, its float4 number m / kMine.
+  const unsigned per_column = (quads + kColumns - 1) / kColumns, pairs = per_column * kMine;
+  for (unsigned m0 = 0; m0 < pairs; m0 += kLoads) {
+    float4 v[kLoads];
+#pragma unroll
+    for (int b = 0; b < kLoads; ++b) {
+      const unsigned m = m0 + b, q = threadIdx.x + (m % kMine) * Block + (m / kMine) * kColumns;
+      if (m < pairs && q < quads) v[b] = load(q);
+    }
+#pragma unroll
+    for (int b = 0; b < kLoads; ++b) {
+      const unsigned m = m0 + b, c = threadIdx.x + (m % kMine) * Block, q = c + (m / kMine) * kColumns;
+      if (m < pairs && q < quads) column_sums[c] = column_sums[c] + v[b];
+    }
+  }
+  __syncthreads();
+  for (unsigned g = warp; g < kGroups; g += Block / 32) {
+    const float s = warp_reduce(lane_total(column_sums[32 * g + lane]), Plus{});
+    if (lane == 0) group_sums[g] = s;
+  }
+  __syncthreads();
+  return warp == 0 ? warp_reduce(group_sums[lane], Plus{}) : 0.0f;
+}
+
+// Float4 q of `tiles` tile sums, those past the last tile read as +0. cg: from L2, where the other
+// SMs' stores went (the counter's acquire orders these loads after them).
+struct TileSums {
+  const float* sums;
+  unsigned tiles;
+  __device__ float4 operator()(unsigned q) const {
+    float4 v = __ldcg(reinterpret_cast<const float4*>(sums) + q);
+    if (4 * q + 4 > tiles) {
+      if (4 * q + 1 >= tiles) v.y = 0.0f;
+      if (4 * q + 2 >= tiles) v.z = 0.0f;
+      if (4 * q + 3 >= tiles) v.w = 0.0f;
+    }
+    return v;
+  }
+};
 
 using Counter = cuda::atomic_ref<unsigned, cuda::thread_scope_device>;
 
-// The last block: column j (thread j, j + Block, ...) adds float4s j, j + kColumns, ... of the tile
-// sums, zeroing them behind it; warps add 32 consecutive columns, warp 0 the 32 group sums.
+// Threads per SM the launch bounds aim at: 2048 (every SM from sm_75 on except sm_86/89's 1536), so
+// at most 32 registers a thread, step 10's occupancy; at most 32 blocks per SM.
 template <unsigned Block>
-__device__ float combine_tile_sums(float* tile_sums, std::int64_t tiles) {
-  __shared__ float group_sums[kColumns / 32];
-  const unsigned lane = threadIdx.x % 32;
-  const std::int64_t quads = (tiles + 3) / 4;
-  auto* sums4 = reinterpret_cast<float4*>(tile_sums);
-  constexpr int kBatch = 8;  // loads in flight per thread
-#pragma unroll 1
-  for (unsigned j = threadIdx.x; j < kColumns; j += Block) {
-    float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
-    for (std::int64_t q0 = j; q0 < quads; q0 += std::int64_t{kColumns} * kBatch) {
-      float4 v[kBatch];
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const std::int64_t q = q0 + std::int64_t{b} * kColumns;
-        // From L2 (cg): other SMs wrote these; the counter's acquire orders the loads after their writes.
-        v[b] = q < quads ? __ldcg(&sums4[q]) : float4{0.0f, 0.0f, 0.0f, 0.0f};
-      }
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const std::int64_t q = q0 + std::int64_t{b} * kColumns;
-        if (q < quads) __stcg(&sums4[q], float4{0.0f, 0.0f, 0.0f, 0.0f});  // scratch left zero-filled
-        if (4 * q + 4 > tiles) {  // the last float4 may reach past the tiles: those count as +0
-          if (4 * q + 1 >= tiles) v[b].y = 0.0f;
-          if (4 * q + 2 >= tiles) v[b].z = 0.0f;
-          if (4 * q + 3 >= tiles) v[b].w = 0.0f;
-        }
-        if (q < quads) acc = acc + v[b];
-      }
-    }
-    const float column_group = warp_sum((acc.x + acc.y) + (acc.z + acc.w));  // columns j - lane ... j - lane + 31
-    if (lane == 0) group_sums[j / 32] = column_group;
-  }
-  __syncthreads();
-  return threadIdx.x < 32 ? warp_sum(group_sums[lane]) : 0.0f;
-}
+constexpr unsigned kMinBlocks = 2048 / Block < 32 ? 2048 / Block : 32;
 
 // Warp w of block b is global warp w * gridDim.x + b (blocks first, so that a small n spreads its few
 // tiles over many SMs) and sums tiles g, g + warps, ...; the last block to finish combines the sums.
 template <unsigned Block>
-__global__ void __launch_bounds__(Block) reduce_reproducible(const float* in, std::int64_t n, float* tile_sums,
-                                                             unsigned* counter, float* out) {
-  const unsigned lane = threadIdx.x % 32;
-  const int lg = log2_tile(n);
-  const std::int64_t tile = std::int64_t{1} << lg, tiles = num_tiles(n);
-  const int rounds = static_cast<int>(tile / kRoundElements);
-  const std::int64_t warps = std::int64_t{gridDim.x} * (Block / 32);
-  const std::int64_t first_tile = std::int64_t{threadIdx.x / 32} * gridDim.x + blockIdx.x;
-  const std::int64_t full_tiles = n / tile;
-  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
-
-  for (std::int64_t t = first_tile; t < tiles; t += warps) {
-    const float s = aligned && t < full_tiles ? tile_sum(VectorLoad{reinterpret_cast<const float4*>(in + t * tile)}, rounds, lane)
-                                              : tile_sum(ScalarLoad{in + t * tile, n - t * tile}, rounds, lane);
-    if (lane == 0) tile_sums[t] = s;
-  }
+__global__ void __launch_bounds__(Block, kMinBlocks<Block>)
+    reduce_reproducible(const Tiling g, float* tile_sums, unsigned* counter, float* out) {
+  sum_tiles(g, threadIdx.x / 32 * gridDim.x + blockIdx.x, gridDim.x * (Block / 32), tile_sums);
 
   // Hand-over: every warp of the block has stored its sums (barrier), then one release-acquire
   // counter: the block that brings it to gridDim.x sees every block's sums and combines them.
@@ -133,14 +202,36 @@ __global__ void __launch_bounds__(Block) reduce_reproducible(const float* in, st
   if (threadIdx.x == 0) last = Counter(*counter).fetch_add(1, cuda::memory_order_acq_rel) == gridDim.x - 1;
   __syncthreads();
   if (!last) return;
-  const float total = combine_tile_sums<Block>(tile_sums, tiles);
+  const float total = combine_tree<Block>(TileSums{tile_sums, g.tiles}, g.tiles);
   if (threadIdx.x == 0) {
     *out = total;
     Counter(*counter).store(0, cuda::memory_order_relaxed);  // every block has counted: zero for the next launch
   }
 }
 
-namespace {
+// The multi-GPU halves: a shard's tiles into partials (no hand-over), and the tree over all partials.
+template <unsigned Block>
+__global__ void __launch_bounds__(Block, kMinBlocks<Block>)
+    shard_tile_sums(const Tiling g, float* partials) {
+  sum_tiles(g, threadIdx.x / 32 * gridDim.x + blockIdx.x, gridDim.x * (Block / 32), partials);
+}
+
+struct Partials {
+  const float* sums;
+  unsigned tiles;
+  __device__ float4 operator()(unsigned q) const {
+    const unsigned t = 4 * q;  // the partials need not be 16-byte aligned, nor padded
+    return {sums[t], t + 1 < tiles ? sums[t + 1] : 0.0f, t + 2 < tiles ? sums[t + 2] : 0.0f,
+            t + 3 < tiles ? sums[t + 3] : 0.0f};
+  }
+};
+
+constexpr unsigned kCombineBlock = 1024;
+__global__ void __launch_bounds__(kCombineBlock) combine_partials(const float* partials, unsigned tiles, float* out) {
+  const float total = combine_tree<kCombineBlock>(Partials{partials, tiles}, tiles);
+  if (threadIdx.x == 0) *out = total;
+}
+
 constexpr std::size_t kCounterBytes = 16;  // keeps the tile sums 16-byte aligned
 
 template <unsigned Block>
@@ -155,6 +246,35 @@ cudaError_t blocks_per_sm(int* per_sm) {
   *per_sm = v;
   return cudaSuccess;
 }
+
+// Blocks for `tiles` tiles: every warp of the device-filling grid, but no more blocks than it takes
+// to give each warp one tile (at least one block). cfg.grid when the caller chose, unless its warps
+// would overflow the kernels' 32-bit warp index (2^26 blocks of 32 threads and more); then as many
+// blocks as give every warp at most one tile, which changes who sums what, never the bits.
+cudaError_t grid_for(std::int64_t tiles, const reduce::LaunchConfig& cfg, std::int64_t* grid) {
+  if (cfg.grid > 0x7fffffff) return cudaErrorInvalidValue;
+  if (cfg.grid > 0) {
+    const bool fits = cfg.grid * (cfg.block / 32) <= 0x7fffffff;
+    *grid = fits ? cfg.grid : std::max<std::int64_t>(1, reduce::ceil_div(tiles, cfg.block / 32));
+    return cudaSuccess;
+  }
+  int per_sm = 0;
+  CUDA_TRY(reduce::with_block_size(cfg.block, [&](auto block) { return blocks_per_sm<block>(&per_sm); }));
+  const std::int64_t device = std::int64_t{per_sm} * (cfg.sm_count > 0 ? cfg.sm_count : 1);
+  *grid = std::clamp<std::int64_t>(reduce::ceil_div(tiles, cfg.block / 32), 1, std::max<std::int64_t>(device, 1));
+  return cudaSuccess;
+}
+
+// The tiling of in[0..n) in tiles of 2^lg elements.
+Tiling tiling(const float* in, std::int64_t n, int lg) {
+  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
+  return {in, n, lg, static_cast<unsigned>((n + (std::int64_t{1} << lg) - 1) >> lg),
+          aligned ? static_cast<unsigned>(n >> lg) : 0u};
+}
+
+// Tile indices are 32-bit in the kernels: n up to reduce::max_n() gives at most 2^20 tiles.
+bool tiles_fit(std::int64_t n) { return num_tiles(n) <= 0x7fffffff; }
+
 }  // namespace
 
 std::size_t scratch_bytes(std::int64_t n, const reduce::LaunchConfig&) {
@@ -162,28 +282,57 @@ std::size_t scratch_bytes(std::int64_t n, const reduce::LaunchConfig&) {
 }
 
 cudaError_t default_grid(std::int64_t n, const reduce::LaunchConfig& cfg, std::int64_t* grid) {
-  int per_sm = 0;
-  CUDA_TRY(reduce::with_block_size(cfg.block, [&](auto block) { return blocks_per_sm<block>(&per_sm); }));
-  const std::int64_t device = std::int64_t{per_sm} * (cfg.sm_count > 0 ? cfg.sm_count : 1);
-  *grid = std::clamp<std::int64_t>(num_tiles(n), 1, std::max<std::int64_t>(device, 1));
-  return cudaSuccess;
+  reduce::LaunchConfig chosen = cfg;
+  chosen.grid = 0;
+  return grid_for(num_tiles(n), chosen, grid);
 }
 
 cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
                    const reduce::LaunchConfig& cfg, cudaStream_t stream) {
-  if (n < 0 || scratch.bytes < scratch_bytes(n, cfg)) return cudaErrorInvalidValue;
-  std::int64_t grid = cfg.grid;
-  if (grid <= 0) CUDA_TRY(default_grid(n, cfg, &grid));
-  if (grid > 0x7fffffff) return cudaErrorInvalidValue;
+  if (n < 0 || !tiles_fit(n) || scratch.bytes < scratch_bytes(n, cfg)) return cudaErrorInvalidValue;
+  std::int64_t grid = 0;
+  CUDA_TRY(grid_for(num_tiles(n), cfg, &grid));
   auto* const counter = static_cast<unsigned*>(scratch.data);
   auto* const tile_sums = reinterpret_cast<float*>(static_cast<unsigned char*>(scratch.data) + kCounterBytes);
   return reduce::with_block_size(cfg.block, [&](auto block) -> cudaError_t {
     constexpr unsigned kBlock = decltype(block)::value;
-    reduce_reproducible<kBlock><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(in, n, tile_sums, counter, out);
+    reduce_reproducible<kBlock><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(tiling(in, n, log2_tile(n)), tile_sums,
+                                                                                     counter, out);
     CUDA_TRY(cudaGetLastError());
     reduce::record_launch(cfg, grid, kBlock);
     return cudaSuccess;
   });
+}
+
+TileRange shard_tiles(std::int64_t n, int ranks, int rank) {
+  const std::int64_t tiles = num_tiles(n), per = ranks > 0 ? reduce::ceil_div(tiles, ranks) : 0;
+  const std::int64_t first = std::min(tiles, per * rank), last = std::min(tiles, per * (rank + 1));
+  return {first, last - first, per};
+}
+
+cudaError_t sum_shard_tiles(const float* shard, std::int64_t n, std::int64_t first_tile, std::int64_t tile_count,
+                            float* partials, const reduce::LaunchConfig& cfg, cudaStream_t stream) {
+  const std::int64_t tiles = num_tiles(n);
+  if (n < 0 || !tiles_fit(n) || first_tile < 0 || tile_count < 0 || first_tile + tile_count > tiles)
+    return cudaErrorInvalidValue;
+  if (tile_count == 0) return cudaSuccess;
+  const int lg = log2_tile(n);
+  const std::int64_t begin = first_tile << lg, shard_n = std::min(n, (first_tile + tile_count) << lg) - begin;
+  std::int64_t grid = 0;
+  CUDA_TRY(grid_for(tile_count, cfg, &grid));
+  return reduce::with_block_size(cfg.block, [&](auto block) -> cudaError_t {
+    constexpr unsigned kBlock = decltype(block)::value;
+    shard_tile_sums<kBlock><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(tiling(shard, shard_n, lg), partials);
+    CUDA_TRY(cudaGetLastError());
+    reduce::record_launch(cfg, grid, kBlock);
+    return cudaSuccess;
+  });
+}
+
+cudaError_t combine_tile_sums(const float* partials, std::int64_t n, float* out, cudaStream_t stream) {
+  if (n < 0 || !tiles_fit(n)) return cudaErrorInvalidValue;
+  combine_partials<<<1, kCombineBlock, 0, stream>>>(partials, static_cast<unsigned>(num_tiles(n)), out);
+  return cudaGetLastError();
 }
 
 extern const reduce::Step kStep = {
