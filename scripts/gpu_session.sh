@@ -13,12 +13,13 @@
 #          tests     every test (ctest), GPU tests running; TESTS_REGEX narrows it -> tests.log, junit.xml
 #          sanitizer scripts/check_gpu.sh's compute-sanitizer pass           -> sanitizer.log
 #          beyond    scripts/measure for every step of beyond.txt (BEYOND narrows it) -> <step>/
-#          bits      15_reproducible's bit file for this GPU                  -> bits/
+#          bits      15_reproducible_bits --check 15_reproducible/reproducible_bits.txt -> bits/check.txt
 #   env: JOBS (default 16), DEADLINE (seconds: parts past it are skipped or stopped, so that the archive
 #        is still written inside a device call's limit), REDUCE_COMMIT (names the commit where .git is absent)
 #   Where the parts' files belong in the repository (README.md's Layout): table/, sweep/, profile.csv,
 #   ablation.txt, sass/ -> results/<gpu>/progression/; <step>/ -> results/<gpu>/<step>/; summary.txt ->
-#   results/<gpu>/progression/gpu_check_<commit>.txt; bits/ -> 15_reproducible/.
+#   results/<gpu>/progression/gpu_check_<commit>.txt; bits/check.txt is this GPU's comparison with the
+#   committed bits (exit 1 on a difference), nothing to copy.
 # Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -71,7 +72,8 @@ want beyond && for s in $(sed -e 's/#.*//' -e '/^ *$/d' "$root/beyond.txt"); do
   [[ $s == 14_* ]] && [ "$(nvidia-smi -L | wc -l)" -lt 2 ] && { note "beyond $s: skipped (needs 2 GPUs)"; continue; }
   part "beyond_$s" "$root/scripts/measure" "$s" "$build" "$work/$s" --force
 done
-want bits && [ -x "$root/15_reproducible/make_bits" ] && part bits "$root/15_reproducible/make_bits" "$build" "$work/bits"
+want bits && part bits bash -c "mkdir -p '$work/bits' && '$build/bin/15_reproducible_bits' \
+  --check '$root/15_reproducible/reproducible_bits.txt' | tee '$work/bits/check.txt'"
 want tests && part tests bash -c "cd '$build' && ctest -j${TEST_JOBS:-4} --timeout 900 --output-junit junit.xml ${TESTS_REGEX:+-R '$TESTS_REGEX'} \
   ${TESTS_EXCLUDE:+-E '$TESTS_EXCLUDE'}; rc=\$?; cp junit.xml '$work/' 2>/dev/null; tail -n 40 Testing/Temporary/LastTest.log >/dev/null; exit \$rc"
 want tests && grep -E "tests passed|tests failed|Total Test time" "$work/tests.log" | tee -a "$summary"
