@@ -12,7 +12,10 @@
 //   14_multi_gpu      one process drives every GPU (ncclCommInitAll, one group call per collective);
 //   14_multi_gpu_mpi  one process per GPU under mpirun (REDUCE_WITH_MPI: rank 0 makes the NCCL id,
 //                     MPI broadcasts it, every rank calls ncclCommInitRank), the path across machines.
+// --reproducible swaps the team for reproducible.cuh's: 15_reproducible's order over the ranks, so the
+// bits do not depend on how many GPUs (or, with --virtual-ranks N, how many ranks on one GPU) sum.
 // Usage: ./14_multi_gpu [--gpus 2] [--n 2^32] [--single-gpu] [--pattern int] [--format json] [--help]
+//        ./14_multi_gpu --reproducible [--gpus 2 | --virtual-ranks 3] [--n 16777221]
 //        mpirun -np 2 ./14_multi_gpu_mpi [same options]
 #include <algorithm>
 #include <cstdint>
@@ -25,8 +28,11 @@
 #include "harness.cuh"
 #include "input.hpp"
 #include "multi_gpu.hpp"
+#include "reproducible.cuh"
 #include "team.cuh"
 #include "world.hpp"
+#include "../15_reproducible/bits.hpp"
+#include "../15_reproducible/reproducible.cuh"
 
 namespace {
 
@@ -108,8 +114,78 @@ void measure_sizes(Team& team, const reduce::Options& opt, const multigpu::Plan&
   for (std::int64_t n : ns) measure_size(team, opt, plan, n, emit);
 }
 
+// 15_reproducible's single launch over host[0..n) on `device`: the bits every rank count must give.
+float step15_sum(const float* host, std::int64_t n, const reduce::DeviceInfo& device) {
+  CUDA_CHECK(cudaSetDevice(device.ordinal));
+  reduce::ensure_device_memory(n * sizeof(float) + (std::size_t{64} << 20));
+  reduce::DeviceBuffer<float> in(static_cast<std::size_t>(n));
+  if (n > 0) CUDA_CHECK(cudaMemcpy(in.get(), host, n * sizeof(float), cudaMemcpyHostToDevice));
+  reduce::Stream stream;
+  const reduce::LaunchConfig cfg{repro::kStep.block.size, device.ordinal, device.sm_count};
+  return reduce::reduce_once(repro::kStep, in.get(), n, cfg, stream.get());
+}
+
+// One size of the reproducible mode (one process): the ranks' sum in 15's order, checked against the
+// reference and against 15's single launch bit for bit; then the ordinary team on as many GPUs, timed
+// the same way, for the comparison.
+void measure_reproducible_size(multigpu::ReproducibleTeam& team, multigpu::Team& ordinary, const reduce::Options& opt,
+                               const multigpu::Plan& plan, std::int64_t n, reduce::Emitter& emit) {
+  reduce::Options at_n = opt;
+  at_n.n = n;
+  reduce::Report r = reduce::fill_common(emit, at_n, team.first_device());
+  std::vector<float> host(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
+  reduce::fill_input(host.data(), n, opt.pattern, opt.seed);
+  reduce::time_cpu_yardsticks(r, host.data(), n, opt.cpu_runs);
+  const reduce::Reference ref = reduce::reference_sum(host.data(), n);
+  const float single = step15_sum(host.data(), n, team.first_device());
+
+  team.load(host.data(), n);
+  const multigpu::ReproducibleResult res = team.run(opt.warmup, opt.iters);
+  reduce::LaunchShape shape;
+  shape.block = repro::kStep.block.size;
+  shape.launches = 2;  // each rank's tile sums and the combination (the gather not counted)
+  reduce::fill_timing(r, res.summary, res.runs_identical, shape);
+  const int shown = reduce::check_runs(r, [&](int k) { return reduce::Verdict(res.results[k], ref, n, opt.pattern); });
+  reduce::finish(r, team.input_unchanged(host.data()));
+
+  ordinary.load(n, opt.pattern, opt.seed);
+  const reduce::Summary ordinary_ms = reduce::summarize(ordinary.run(opt.warmup, opt.iters).ms);
+
+  multigpu::ReproducibleFields f;
+  f.ranks = team.ranks();
+  f.virtual_ranks = plan.virtual_ranks > 0;
+  f.gpus = f.virtual_ranks ? 1 : f.ranks;
+  f.n_per_gpu = plan.per_gpu ? n / f.ranks : 0;
+  f.tiles = res.tiles;
+  f.tiles_per_rank = res.tiles_per_rank;
+  f.result_bits = repro::bits_text(res.results[shown]);
+  f.step15_bits = repro::bits_text(single);
+  f.ranks_agree = res.ranks_agree;
+  NCCL_CHECK(ncclGetVersion(&f.nccl_version));
+  multigpu::add_reproducible_fields(r, f);
+  reduce::add_comparison(r, "ordinary", ordinary_ms);  // step 14's ordinary mode on as many GPUs
+  emit(r);
+}
+
+// --reproducible: one process drives every rank (check_options refused it under MPI).
+void measure_reproducible(const reduce::Options& opt, const multigpu::Plan& plan, reduce::Emitter& emit) {
+  multigpu::Plan on = plan;
+  if (plan.virtual_ranks) on.gpus = 1;
+  const int gpus = multigpu::team_size(on);
+  const int ranks = plan.virtual_ranks ? plan.virtual_ranks : gpus;
+  const std::vector<std::int64_t> ns = multigpu::sizes(plan, opt.n, ranks);
+  world.ends_all_on_failure(opt.n, [&] {
+    multigpu::ReproducibleTeam team = plan.virtual_ranks
+                                          ? multigpu::ReproducibleTeam::virtual_ranks(0, ranks, repro::kStep.block.size)
+                                          : multigpu::ReproducibleTeam::nccl_ranks(gpus, repro::kStep.block.size);
+    multigpu::Team ordinary = multigpu::Team::all_local(gpus, opt.block);
+    for (std::int64_t n : ns) measure_reproducible_size(team, ordinary, opt, plan, n, emit);
+  });
+}
+
 void measure(const reduce::Options& opt, const reduce::DeviceInfo&, reduce::Emitter& emit) {
   const multigpu::Plan plan = multigpu::plan_of(opt);
+  if (plan.reproducible) return measure_reproducible(opt, plan, emit);
   const int gpus = multigpu::team_size(plan);
   const std::vector<std::int64_t> ns = multigpu::sizes(plan, opt.n, gpus);  // the same refusal on every rank
   world.speak();

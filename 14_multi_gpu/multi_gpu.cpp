@@ -1,6 +1,7 @@
 #include "multi_gpu.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <string_view>
 
 namespace multigpu {
@@ -49,7 +50,12 @@ reduce::OptionSpec option_spec(bool mpi, int default_block) {
   reduce::ExtraOption single{"--single-gpu", {}, "also time step 10 alone on the first GPU over the whole array\n"
                                                   "                   (the speedup's baseline; always when N = 1)"};
   single.flag = true;
-  spec.extra = {gpus, per_gpu, sweep, single};
+  reduce::ExtraOption reproducible{"--reproducible", {}, "15's order over the ranks instead of step 10 per GPU: the same bits for any\n"
+                                                         "                   number of ranks (the ordinary mode's time is measured beside it)"};
+  reproducible.flag = true;
+  reduce::ExtraOption virtual_ranks{"--virtual-ranks", {}, "with --reproducible: N ranks on GPU 0, gathered by device copies", "N"};
+  virtual_ranks.check = reduce::integer_in(1, kMaxGpus);
+  spec.extra = {gpus, per_gpu, sweep, single, reproducible, virtual_ranks};
   spec.notes =
       "Each GPU reduces its shard (about n / N floats) with step 10's kernel; NCCL all-gathers the N partial\n"
       "sums and every GPU adds them in rank order, so the total is bitwise the same on every GPU and run.\n"
@@ -59,18 +65,30 @@ reduce::OptionSpec option_spec(bool mpi, int default_block) {
       "single-GPU baseline ran, single_gpu_median_ms, single_gpu_gbps and vs_single_gpu (the speedup);\n"
       "pct_peak is of the N GPUs' summed peak, and grid counts every GPU's blocks. --cpu-runs times the\n"
       "plain CPU loop over the whole array (one core; all cores" + std::string(mpi ? ", on rank 0" : "") +
-      "), which needs the\nwhole array in host memory: 0 skips it.";
+      "), which needs the\nwhole array in host memory: 0 skips it.\n"
+      "--reproducible cuts the array on tile boundaries of 15_reproducible's order, sums each rank's tiles,\n"
+      "gathers the tile sums (ncclAllGather, or device copies with --virtual-ranks) and combines them in 15's\n"
+      "tree; its record has ranks, tiles, tiles_per_rank, result_bits, step15_bits (15's single launch),\n"
+      "same_as_step15, ranks_agree and the ordinary mode's time on as many GPUs (ordinary_median_ms,\n"
+      "vs_ordinary).";
   return spec;
 }
 
 void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks) {
   if (opt.has("--n") && opt.has("--sweep")) throw UsageError("options --n and --sweep exclude each other");
   const Plan plan = plan_of(opt);
+  if (mpi && plan.reproducible)
+    throw UsageError("--reproducible: one process drives every rank of this mode; run 14_multi_gpu");
+  if (plan.virtual_ranks && !plan.reproducible) throw UsageError("--virtual-ranks needs --reproducible");
+  if (plan.virtual_ranks && plan.gpus) throw UsageError("options --virtual-ranks and --gpus exclude each other");
+  if (plan.reproducible && plan.single_gpu)
+    throw UsageError("--single-gpu: --reproducible always measures step 14's ordinary mode beside it");
   if (mpi && plan.gpus != 0 && plan.gpus != mpi_ranks)
     throw UsageError("--gpus " + std::to_string(plan.gpus) + " differs from the " + std::to_string(mpi_ranks) +
                      " MPI ranks (one GPU per rank; start as many ranks as GPUs)");
   // Where the number of GPUs is known before any is touched, --per-gpu's total is checked now too.
-  if (const int known = mpi ? mpi_ranks : plan.gpus; known > 0) sizes(plan, opt.n, known);
+  if (const int known = mpi ? mpi_ranks : plan.virtual_ranks ? plan.virtual_ranks : plan.gpus; known > 0)
+    sizes(plan, opt.n, known);
 }
 
 Plan plan_of(const reduce::Options& opt) {
@@ -79,6 +97,8 @@ Plan plan_of(const reduce::Options& opt) {
   if (!gpus.empty()) p.gpus = std::stoi(gpus);  // the parser checked it (1 .. kMaxGpus)
   p.per_gpu = !opt.extra.at("--per-gpu").empty();
   p.single_gpu = !opt.extra.at("--single-gpu").empty();
+  p.reproducible = !opt.extra.at("--reproducible").empty();
+  if (const std::string& v = opt.extra.at("--virtual-ranks"); !v.empty()) p.virtual_ranks = std::stoi(v);
   if (const std::string& s = opt.extra.at("--sweep"); !s.empty()) parse_sweep(s, &p.sweep_from, &p.sweep_to);
   return p;
 }
@@ -125,6 +145,33 @@ void add_team_fields(reduce::Report& r, const TeamFields& t) {
       bool_field("single_gpu_correct", t.single_gpu_correct),
       bool_field("gpus_agree", t.gpus_agree),
       reduce::text_field("nccl_version", nccl_version_string(t.nccl_version)),
+  });
+}
+
+void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f) {
+  const double peak = r.device.peak_gbps * f.gpus;
+  r.pct_peak = peak > 0 ? 100.0 * r.gbps / peak : 0.0;
+  const bool same = f.result_bits == f.step15_bits;
+  if (!same)
+    std::fprintf(stderr, "14_multi_gpu: n = %lld, %d ranks: bits %s, 15_reproducible's single launch gives %s\n",
+                 static_cast<long long>(r.n), f.ranks, f.result_bits.c_str(), f.step15_bits.c_str());
+  if (!f.ranks_agree) std::fprintf(stderr, "14_multi_gpu: n = %lld: the ranks hold different totals\n", static_cast<long long>(r.n));
+  r.passed = r.passed && same && f.ranks_agree;
+  using reduce::bool_field;
+  using reduce::number_field;
+  using reduce::text_field;
+  r.extra.insert(r.extra.end(), {
+      text_field("mode", f.virtual_ranks ? "reproducible_virtual" : "reproducible"),
+      number_field("gpus", f.gpus),
+      number_field("ranks", f.ranks),
+      number_field("n_per_gpu", static_cast<double>(f.n_per_gpu)),
+      number_field("tiles", static_cast<double>(f.tiles)),
+      number_field("tiles_per_rank", static_cast<double>(f.tiles_per_rank)),
+      text_field("result_bits", f.result_bits),
+      text_field("step15_bits", f.step15_bits),
+      bool_field("same_as_step15", same),
+      bool_field("ranks_agree", f.ranks_agree),
+      text_field("nccl_version", nccl_version_string(f.nccl_version)),
   });
 }
 

@@ -27,12 +27,12 @@ constexpr int kMaxGpus = 1024;
 // enough that the collective, whose cost does not depend on n, is a small share of the time.
 constexpr std::int64_t kDefaultN = std::int64_t{1} << 30;
 
-// What 14 adds to the common command line (--gpus, --per-gpu, --sweep, --single-gpu), its --help
-// text, and its --n default. mpi: the one-process-per-GPU build; default_block: step 10's own.
+// What 14 adds to the common command line (--gpus, --per-gpu, --sweep, --single-gpu, --reproducible,
+// --virtual-ranks), its --help text, and its --n default. mpi: the one-process-per-GPU build; default_block: step 10's own.
 reduce::OptionSpec option_spec(bool mpi, int default_block);
 
-// What the parser cannot check: --n and --sweep exclude each other, and under MPI --gpus must equal the
-// ranks. Throws reduce::UsageError. (--device is refused by the parser: option_spec says why.)
+// What the parser cannot check: --n and --sweep exclude each other, under MPI --gpus must equal the
+// ranks, and --virtual-ranks needs --reproducible (one process, no --gpus, no --single-gpu). Throws reduce::UsageError. (--device is refused by the parser: option_spec says why.)
 void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks = 1);
 
 // 14's own options, read from reduce::Options::extra.
@@ -41,6 +41,8 @@ struct Plan {
   bool per_gpu = false;                // --per-gpu: --n counts elements per GPU (weak scaling)
   int sweep_from = -1, sweep_to = -1;  // --sweep A:B: n = 2^A ... 2^B in one process
   bool single_gpu = false;             // --single-gpu: also time step 10 alone on one GPU
+  bool reproducible = false;           // --reproducible: 15's order over the ranks (reproducible.cuh)
+  int virtual_ranks = 0;               // --virtual-ranks N: N ranks on GPU 0 (0: one rank per GPU)
 };
 Plan plan_of(const reduce::Options& opt);
 
@@ -64,6 +66,25 @@ struct TeamFields {
 // r.pct_peak against the N GPUs' summed theoretical peak. Call after reduce::finish(r). The single-GPU
 // baseline, where measured, follows through reduce::add_comparison(r, "single_gpu", ...).
 void add_team_fields(reduce::Report& r, const TeamFields& t);
+
+// What one size's run of the reproducible mode measured beyond the common record.
+struct ReproducibleFields {
+  int gpus = 0, ranks = 0;
+  bool virtual_ranks = false;
+  std::int64_t n_per_gpu = 0;          // with --per-gpu (per rank), else 0
+  std::int64_t tiles = 0, tiles_per_rank = 0;
+  std::string result_bits;             // rank 0's total, last run
+  std::string step15_bits;             // 15_reproducible's single launch on the first GPU
+  bool ranks_agree = false;            // every rank held rank 0's bits, every run
+  int nccl_version = 0;
+};
+
+// Appends the reproducible mode's fields to r.extra (mode "reproducible" or "reproducible_virtual",
+// gpus, ranks, n_per_gpu, tiles, tiles_per_rank, result_bits, step15_bits, same_as_step15, ranks_agree,
+// nccl_version), sets r.pct_peak against the GPUs' summed peak, and fails r where the bits differ from
+// 15's or the ranks disagree. Call after reduce::finish(r); the ordinary mode's time follows through
+// reduce::add_comparison(r, "ordinary", ...).
+void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f);
 
 double collective_share(const reduce::Report& r, const TeamFields& t);  // collective median / end-to-end median
 std::string nccl_version_string(int code);                              // 22803 -> "2.28.3"

@@ -17,21 +17,9 @@
 
 namespace multigpu {
 
-// One rank: its device, stream and buffers. Constructed with its device current.
-struct ReproducibleTeam::Member {
-  Member(int rank_, int ordinal, int block) : rank(rank_), device(reduce::open_device(ordinal)), flusher(device) {
-    cfg.block = block;
-    cfg.device = device.ordinal;
-    cfg.sm_count = device.sm_count;
-  }
-  void use() const { CUDA_CHECK(cudaSetDevice(device.ordinal)); }
-
-  int rank;
-  reduce::DeviceInfo device;
-  reduce::Stream stream;
-  reduce::L2Flusher flusher;
-  reduce::LaunchConfig cfg;
-  ncclComm_t comm = nullptr;
+// One rank: its GPU (team.cuh's RankGpu) and its buffers.
+struct ReproducibleTeam::Member : RankGpu {
+  using RankGpu::RankGpu;
   repro::TileRange tiles;                 // this rank's tiles of the global n
   reduce::DeviceBuffer<float> shard;      // their elements
   reduce::DeviceBuffer<float> partials;   // ranks * per floats: slot r holds rank r's tile sums
@@ -43,25 +31,27 @@ ReproducibleTeam::ReproducibleTeam(ReproducibleTeam&&) noexcept = default;
 ReproducibleTeam& ReproducibleTeam::operator=(ReproducibleTeam&&) noexcept = default;
 
 ReproducibleTeam::~ReproducibleTeam() {
-  const bool unwinding = std::uncaught_exceptions() > 0;
-  bool any = false;
-  for (auto& m : members_) any = any || (m && m->comm);
-  if (!any) return;
-  if (!unwinding) {
-    ncclGroupStart();  // several communicators of one clique, finalized by one thread: grouped
-    for (auto& m : members_)
-      if (m->comm) ncclCommFinalize(m->comm);
-    ncclGroupEnd();
-  }
-  for (auto& m : members_) {
-    if (!m->comm) continue;
-    if (unwinding) ncclCommAbort(m->comm);
-    else ncclCommDestroy(m->comm);
-    m->comm = nullptr;
-  }
+  std::vector<ncclComm_t*> comms;
+  for (auto& m : members_)
+    if (m) comms.push_back(&m->comm);
+  end_communicators(comms);
 }
 
 int ReproducibleTeam::ranks() const { return static_cast<int>(members_.size()); }
+
+const reduce::DeviceInfo& ReproducibleTeam::first_device() const { return members_.front()->device; }
+
+bool ReproducibleTeam::input_unchanged(const float* host) const {
+  for (const auto& m : members_) {
+    const std::int64_t count = repro::shard_elements(n_, m->tiles);
+    if (count == 0) continue;
+    m->use();
+    std::vector<float> back(static_cast<std::size_t>(count));
+    CUDA_CHECK(cudaMemcpy(back.data(), m->shard.get(), count * sizeof(float), cudaMemcpyDeviceToHost));
+    if (std::memcmp(back.data(), host + repro::shard_begin(n_, m->tiles), count * sizeof(float)) != 0) return false;
+  }
+  return true;
+}
 
 ReproducibleTeam ReproducibleTeam::virtual_ranks(int device, int ranks, int block) {
   if (ranks < 1 || ranks > kMaxGpus) throw reduce::UsageError("ranks must be 1 to " + std::to_string(kMaxGpus));
@@ -79,14 +69,10 @@ ReproducibleTeam ReproducibleTeam::nccl_ranks(int gpus, int block) {
   if (count < gpus)
     throw reduce::NoUsableDevice(std::to_string(gpus) + " ranks through NCCL need " + std::to_string(gpus) +
                                  " GPUs, this machine shows " + std::to_string(count));
-  setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);  // as step 14's ordinary mode (team.cuh says why)
   ReproducibleTeam team;
   team.block_ = block;
   for (int d = 0; d < gpus; ++d) team.members_.push_back(std::make_unique<Member>(d, d, block));
-  std::vector<ncclComm_t> comms(gpus);
-  std::vector<int> devices(gpus);
-  for (int d = 0; d < gpus; ++d) devices[d] = d;
-  NCCL_CHECK(ncclCommInitAll(comms.data(), gpus, devices.data()));
+  const std::vector<ncclComm_t> comms = local_communicators(gpus);
   for (int d = 0; d < gpus; ++d) team.members_[d]->comm = comms[d];
   return team;
 }

@@ -30,6 +30,7 @@
 #include <memory>
 #include <vector>
 
+#include "device.cuh"
 #include "report.hpp"
 
 namespace multigpu {
@@ -62,6 +63,9 @@ class ReproducibleTeam {
   // warmup + iters sums of the loaded array (the iters timed, L2 flushed before each).
   ReproducibleResult run(int warmup, int iters);
   int ranks() const;
+  const reduce::DeviceInfo& first_device() const;
+  // Every rank's shard still holds its part of host[0..n) as load() copied it.
+  bool input_unchanged(const float* host) const;
 
   struct Member;
 

@@ -74,6 +74,42 @@ double elapsed_ms(const reduce::Event& start, const reduce::Event& stop) {
 
 }  // namespace
 
+RankGpu::RankGpu(int rank_, int ordinal, int block)
+    : rank(rank_), device(reduce::open_device(ordinal)), flusher(device) {
+  cfg.block = block;
+  cfg.device = device.ordinal;
+  cfg.sm_count = device.sm_count;
+}
+
+void RankGpu::use() const { CUDA_CHECK(cudaSetDevice(device.ordinal)); }
+
+std::vector<ncclComm_t> local_communicators(int gpus) {
+  nvls_off_unless_chosen();
+  std::vector<ncclComm_t> comms(gpus);
+  std::vector<int> devices(gpus);
+  for (int d = 0; d < gpus; ++d) devices[d] = d;
+  NCCL_CHECK(ncclCommInitAll(comms.data(), gpus, devices.data()));
+  return comms;
+}
+
+void end_communicators(const std::vector<ncclComm_t*>& comms) {
+  if (std::none_of(comms.begin(), comms.end(), [](ncclComm_t* c) { return *c != nullptr; })) return;
+  // During unwinding (an error somewhere) peers may never join a finalize: abort instead.
+  const bool unwinding = std::uncaught_exceptions() > 0;
+  if (!unwinding) {
+    ncclGroupStart();  // one thread finalizing several communicators of one clique must group the calls
+    for (ncclComm_t* c : comms)
+      if (*c) ncclCommFinalize(*c);
+    ncclGroupEnd();
+  }
+  for (ncclComm_t* c : comms) {
+    if (!*c) continue;
+    if (unwinding) ncclCommAbort(*c);
+    else ncclCommDestroy(*c);
+    *c = nullptr;
+  }
+}
+
 int shard_step_default_block() { return kShardStep.block.size; }
 
 void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int line) {
@@ -83,18 +119,12 @@ void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int
 
 // One GPU of the team and everything its part of the reduction uses. Constructed with its device
 // current (open_device makes it so), so the stream, the flusher and the buffers live there.
-struct Team::Member {
-  Member(int rank_, int ordinal, int ranks, int block)
-      : rank(rank_), device(reduce::open_device(ordinal)), flusher(device), partials(ranks), barrier(1) {
-    cfg.block = block;
-    cfg.device = device.ordinal;
-    cfg.sm_count = device.sm_count;
+struct Team::Member : RankGpu {
+  Member(int rank_, int ordinal, int ranks, int block) : RankGpu(rank_, ordinal, block), partials(ranks), barrier(1) {
     CUDA_CHECK(cudaMemset(barrier.get(), 0, barrier.bytes()));
     CUDA_CHECK(cudaMemset(partials.get(), 0, partials.bytes()));
     CUDA_CHECK(cudaDeviceSynchronize());
   }
-  void use() const { CUDA_CHECK(cudaSetDevice(device.ordinal)); }
-
   // Step 10 on `count` floats at `in` into *out, on this GPU's stream; its launch shape into *shape
   // when given.
   cudaError_t launch(const float* in, std::int64_t count, float* out, reduce::LaunchShape* shape = nullptr) const {
@@ -107,12 +137,6 @@ struct Team::Member {
     CUDA_CHECK(cudaGetLastError());
   }
 
-  int rank;
-  reduce::DeviceInfo device;
-  reduce::Stream stream;
-  reduce::L2Flusher flusher;
-  reduce::LaunchConfig cfg;
-  ncclComm_t comm = nullptr;
   reduce::DeviceBuffer<float> partials;  // slot r: rank r's partial sum (after the all-gather: all of them)
   reduce::DeviceBuffer<int> barrier;     // what the start-line all-reduce runs on
   reduce::DeviceBuffer<unsigned char> scratch;
@@ -128,30 +152,15 @@ Team::Team(Team&&) noexcept = default;
 Team& Team::operator=(Team&&) noexcept = default;
 
 Team::~Team() {
-  // During unwinding (an error somewhere) peers may never join a finalize: abort instead.
-  const bool unwinding = std::uncaught_exceptions() > 0;
-  if (!unwinding) {
-    ncclGroupStart();  // one thread finalizing several communicators of one clique must group the calls
-    for (auto& m : members_)
-      if (m->comm) ncclCommFinalize(m->comm);
-    ncclGroupEnd();
-  }
-  for (auto& m : members_) {
-    if (!m->comm) continue;
-    if (unwinding) ncclCommAbort(m->comm);
-    else ncclCommDestroy(m->comm);
-    m->comm = nullptr;
-  }
+  std::vector<ncclComm_t*> comms;
+  for (auto& m : members_) comms.push_back(&m->comm);
+  end_communicators(comms);
 }
 
 Team Team::all_local(int gpus, int block) {
-  nvls_off_unless_chosen();
   Team team(gpus, block);
   for (int d = 0; d < gpus; ++d) team.members_.push_back(std::make_unique<Member>(d, d, gpus, block));
-  std::vector<ncclComm_t> comms(gpus);
-  std::vector<int> devices(gpus);
-  for (int d = 0; d < gpus; ++d) devices[d] = d;
-  NCCL_CHECK(ncclCommInitAll(comms.data(), gpus, devices.data()));
+  const std::vector<ncclComm_t> comms = local_communicators(gpus);
   for (int d = 0; d < gpus; ++d) team.members_[d]->comm = comms[d];
   return team;
 }

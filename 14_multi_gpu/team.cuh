@@ -41,6 +41,26 @@ class NcclError : public reduce::CudaError {
       ::multigpu::throw_nccl_error(nccl_check_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
+// What every member of a team (Team, ReproducibleTeam) holds for its GPU. Constructed with its device
+// current (open_device makes it so), so the stream and the flusher live there.
+struct RankGpu {
+  RankGpu(int rank_, int ordinal, int block);
+  void use() const;  // makes its device current
+  int rank;
+  reduce::DeviceInfo device;
+  reduce::Stream stream;
+  reduce::L2Flusher flusher;
+  reduce::LaunchConfig cfg;  // block, device and SM count for its launches
+  ncclComm_t comm = nullptr;
+};
+
+// One communicator per GPU 0 .. gpus-1 of this process (ncclCommInitAll), NVLink multicast off unless
+// the environment chose (Team says why); used by Team and ReproducibleTeam (reproducible.cuh).
+std::vector<ncclComm_t> local_communicators(int gpus);
+// Finalizes (grouped) and destroys the communicators that are set, or aborts them during unwinding
+// (peers may never join a finalize), and clears them. For the teams' destructors.
+void end_communicators(const std::vector<ncclComm_t*>& comms);
+
 // Threads per block of the kernel every shard runs (step 10's block rule's size), when --block is not given.
 int shard_step_default_block();
 

@@ -32,8 +32,24 @@ class MeasureArgs(unittest.TestCase):
         self.assertNotIn("all_large", plan.mpi)
         self.assertFalse(plan.ceiling)
         for name, args in plan.runs:
-            self.assertIn("--single-gpu", args, name)
+            # the ordinary runs time step 10 alone beside them; the reproducible ones the ordinary mode
+            self.assertIn("--reproducible" if name.startswith("repro_") else "--single-gpu", args, name)
             self.assertFalse(any("|" in a or a == "mpi" for a in args), name)
+        self.assertEqual(plan.tables["reproducible"][0], "ranks")  # the records that have it, only
+
+    def test_reproducible_table_lists_only_the_reproducible_records(self):
+        measure = suite.load_script("measure")
+        fields = measure.Plan(HERE / "measure.args").tables["reproducible"]
+        repro = dict(record("reproducible_virtual", 1, 1000003, 1.0, 0), ranks=3, result_bits="0x3f800000",
+                     step15_bits="0x3f800000", same_as_step15=True, tiles_per_rank=6, ordinary_median_ms=0.9,
+                     vs_ordinary=0.9)
+        meta = {"device": "GPU", "date": "2026-01-01", "commit": "abc"}
+        md = measure.field_table("14_multi_gpu", meta, fields,
+                                 [("one_gpu", [record("single_process", 1, 1 << 28, 1.0, 1.0)]), ("repro", [repro])])
+        rows = [line for line in md.splitlines() if line.startswith("| ") and "---" not in line][1:]
+        self.assertEqual(len(rows), 1, md)
+        self.assertIn("| 3 | reproducible_virtual | 1 |", rows[0])
+        self.assertIn("| yes |", rows[0])
 
     def test_malformed_mpi_line_is_refused(self):
         measure = suite.load_script("measure")
@@ -80,6 +96,12 @@ class Tables(unittest.TestCase):
         md = measure_hook.tables([("x", [record("mpi", 2, 1 << 20, 1.0, 0.5, passed=False)])])
         self.assertIn("FAIL", md)
         self.assertIn("not faster than one GPU at any n measured", md)
+
+    def test_reproducible_records_stay_out_of_the_scaling_tables(self):
+        repro = record("reproducible", 2, 1 << 32, 1.0, 0.0)
+        md = measure_hook.tables([("sweep", [record("single_process", 2, 1 << 28, 1.0, 1.5)]), ("repro", [repro])])
+        self.assertIn("Strong scaling at n = 2^28", md)
+        self.assertNotIn("reproducible", md)
 
     def test_nothing_to_tabulate(self):
         self.assertEqual(measure_hook.tables([]), "")

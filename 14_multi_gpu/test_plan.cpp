@@ -178,6 +178,67 @@ multigpu::TeamFields made_up_fields() {
 }
 
 // The fields the scripts read, with the types of every step's record (cuda_runtime a string).
+// --reproducible and --virtual-ranks: read into the plan, the combinations that mean nothing refused.
+TEST(MultiGpuOptions, ReproducibleModeAndVirtualRanks) {
+  const multigpu::Plan plain = multigpu::plan_of(parse({}));
+  EXPECT_FALSE(plain.reproducible);
+  EXPECT_EQ(plain.virtual_ranks, 0);
+  const multigpu::Plan p = multigpu::plan_of(parse({"--reproducible", "--virtual-ranks", "3"}));
+  EXPECT_TRUE(p.reproducible);
+  EXPECT_EQ(p.virtual_ranks, 3);
+  EXPECT_TRUE(multigpu::plan_of(parse({"--reproducible", "--gpus", "2"})).reproducible);
+  const reduce::Options w = parse({"--reproducible", "--virtual-ranks", "3", "--n", "10", "--per-gpu"});
+  EXPECT_EQ(multigpu::sizes(multigpu::plan_of(w), w.n, 3), std::vector<std::int64_t>{30});
+
+  EXPECT_NE(usage_error({"--virtual-ranks", "2"}).find("needs --reproducible"), std::string::npos);
+  EXPECT_NE(usage_error({"--reproducible", "--virtual-ranks", "2", "--gpus", "2"}).find("exclude"), std::string::npos);
+  EXPECT_NE(usage_error({"--reproducible", "--single-gpu"}).find("--single-gpu"), std::string::npos);
+  EXPECT_NE(usage_error({"--reproducible", "--virtual-ranks", "0"}).find("--virtual-ranks"), std::string::npos);
+  EXPECT_NE(usage_error({"--reproducible", "--virtual-ranks", "1025"}).find("--virtual-ranks"), std::string::npos);
+  EXPECT_NE(usage_error({"--reproducible=1"}).find("--reproducible"), std::string::npos);
+  EXPECT_NE(usage_error({"--reproducible"}, /*mpi=*/true, 2).find("run 14_multi_gpu"), std::string::npos);
+  EXPECT_NE(usage_error({"--reproducible", "--virtual-ranks", "2", "--n", "2^36", "--per-gpu"}).find("2^36"),
+            std::string::npos);
+}
+
+multigpu::ReproducibleFields made_up_reproducible(const std::string& bits) {
+  multigpu::ReproducibleFields f;
+  f.gpus = 1;
+  f.ranks = 3;
+  f.virtual_ranks = true;
+  f.tiles = 17;
+  f.tiles_per_rank = 6;
+  f.result_bits = bits;
+  f.step15_bits = "0x3f800000";
+  f.ranks_agree = true;
+  f.nccl_version = 22803;
+  return f;
+}
+
+// The reproducible mode's record: its fields, and a fail where the bits are not 15's.
+TEST(MultiGpuRecord, ReproducibleFieldsAndTheirVerdict) {
+  reduce::Report r = made_up_record();
+  multigpu::add_reproducible_fields(r, made_up_reproducible("0x3f800000"));
+  reduce::add_comparison(r, "ordinary", reduce::Summary{1.0, 0.9, 1.1});  // as main.cpp adds it
+  const std::string j = reduce::format_json(r);
+  for (const char* field : {"\"mode\": \"reproducible_virtual\"", "\"gpus\": 1", "\"ranks\": 3", "\"tiles\": 17",
+                            "\"tiles_per_rank\": 6", "\"result_bits\": \"0x3f800000\"", "\"step15_bits\": \"0x3f800000\"",
+                            "\"same_as_step15\": true", "\"ranks_agree\": true", "\"vs_ordinary\": 0.5",
+                            "\"passed\": true"})
+    EXPECT_NE(j.find(field), std::string::npos) << field << " not in " << j;
+  EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 1000.0);  // one GPU's peak
+
+  reduce::Report other = made_up_record();
+  multigpu::add_reproducible_fields(other, made_up_reproducible("0x3f800001"));
+  EXPECT_FALSE(other.passed);
+  EXPECT_NE(reduce::format_json(other).find("\"same_as_step15\": false"), std::string::npos);
+  reduce::Report split = made_up_record();
+  multigpu::ReproducibleFields f = made_up_reproducible("0x3f800000");
+  f.ranks_agree = false;
+  multigpu::add_reproducible_fields(split, f);
+  EXPECT_FALSE(split.passed);
+}
+
 TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
   reduce::Report r = made_up_record();
   multigpu::add_team_fields(r, made_up_fields());
