@@ -20,7 +20,7 @@
 namespace {
 
 constexpr const char* kName = "13_segmented";
-constexpr const char* kLesson = "many sums at once, the merge of values and segment ends split evenly";
+constexpr const char* kLesson = "many sums at once, each segment to a thread, a warp or blocks";
 
 // What the parser cannot see, before any device is touched: --offsets replaces --segments, and must
 // name a readable file of valid offsets for n.
@@ -60,7 +60,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const std::int64_t equal_length = seg::equal_length(offsets) <= INT_MAX ? seg::equal_length(offsets) : 0;
   const bool cub35 = seg::cub35::available();
   const int runs = opt.warmup + opt.iters;
-  const std::size_t scratch_bytes = seg::scratch_bytes(), cub_bytes = seg::cub_scratch_bytes(segments);
+  const std::size_t scratch_bytes = seg::scratch_bytes(n), cub_bytes = seg::cub_scratch_bytes(segments);
   const std::size_t cub35_bytes = cub35 ? seg::cub35::scratch_bytes(segments, equal_length) : 0;
   reduce::ensure_device_memory(n * sizeof(float) + offsets.size() * 8 + 4 * runs * segments * sizeof(float) +
                                scratch_bytes + cub_bytes + cub35_bytes + 2 * device.l2_bytes + (64 << 20));
@@ -157,7 +157,6 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
              reduce::number_field("segments", static_cast<double>(segments)),
              reduce::number_field("mean_len", segments > 0 ? static_cast<double>(covered) / segments : 0.0),
              reduce::number_field("wrong_segments", static_cast<double>(check.wrong)),
-             reduce::number_field("blocks", static_cast<double>(seg::resident_blocks())),
              reduce::bool_field("cub_passed", cub_check.wrong == 0),
              reduce::bool_field("cub_runs_identical", cub.identical),
              cub35 ? reduce::text_field("cub35_version", seg::cub35::cccl_version())
@@ -209,7 +208,7 @@ reduce::Bench make_bench() {
                      const auto len = reduce::parse_count(v);
                      return len && *len >= 1 ? "" : "a segment length from 1 to n: 16, 1000, 4K or 2^10";
                    }}};
-  b.spec.block_refused = "13_segmented chooses its own launch shape (one block per resident slot)";
+  b.spec.block_refused = "13_segmented chooses its own launch shape per segment length";
   b.spec.notes =
       "Besides the step, the run times cub::DeviceSegmentedReduce::Sum on the same input (cub_median_ms,\n"
       "cub_gbps, vs_cub in the record), and, when built with a CCCL 3.5 or newer (-DCCCL_DIR), that CUB's\n"

@@ -19,22 +19,20 @@
 
 namespace seg {
 
-// The work is the merge of the values and the segment ends (segmented.cu): kTileItems items of it
-// per block at a time, kItemsPerThread per thread.
-constexpr int kBlock = 256;
-constexpr int kItemsPerThread = 16;
-constexpr std::int64_t kTileItems = std::int64_t{kBlock} * kItemsPerThread;
+// Floats per tile: the unit of work of one block of the suite's kernel. A segment longer than a tile
+// is summed by several blocks (one per tile it touches); one of up to a tile by one block, or by one
+// warp, or by one thread, by its length (segmented.cu says where each bound comes from).
+constexpr std::int64_t kTile = 16384;
+constexpr std::int64_t kThreadMax = 32;   // a thread sums a segment of at most this many floats...
+constexpr std::int64_t kWarpMax = 2048;   // ...a warp one of at most this many, a block one of at most kTile
 
-// Device scratch either launcher needs (independent of n and of the offsets: one carry per block).
-std::size_t scratch_bytes();
+// Device scratch either launcher needs for n floats (independent of the offsets).
+std::size_t scratch_bytes(std::int64_t n);
 
 cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments, float* out,
                    reduce::Scratch scratch, cudaStream_t stream);
 cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_size, std::int64_t segments, float* out,
                          reduce::Scratch scratch, cudaStream_t stream);
-
-// The blocks the launchers run on the current device (every one of them resident at once).
-std::int64_t resident_blocks();
 
 // cub::DeviceSegmentedReduce::Sum of the toolkit's CUB on the same arguments (begin offsets = offsets,
 // end offsets = offsets + 1). cub_scratch_bytes answers CUB's size query (at least 1 byte).

@@ -47,7 +47,7 @@ struct Case {
     const std::int64_t n = static_cast<std::int64_t>(host.size()), s = segments();
     reduce::DeviceBuffer<unsigned char> scratch(who == Who::cub     ? seg::cub_scratch_bytes(s)
                                                 : who == Who::cub35 ? seg::cub35::scratch_bytes(s, fixed)
-                                                                    : seg::scratch_bytes());
+                                                                    : seg::scratch_bytes(n));
     reduce::DeviceBuffer<float> out(s);
     std::vector<float> first(s), again(s);
     for (int r = 0; r < runs; ++r) {
@@ -118,7 +118,7 @@ TEST(Segmented, NoSegments) {
 
 TEST(Segmented, EmptySegmentsGiveZero) {
   SKIP_WITHOUT_GPU();
-  const std::int64_t t = seg::kTileItems;
+  const std::int64_t t = seg::kTile;
   Case(0, {0, 0, 0}, Pattern::integers).expect_correct(Pattern::integers);
   for (const Offsets& o : {Offsets{0, 0, 0, 5, 5, 100, 100}, Offsets{0, 100, 100, 100}, Offsets{100, 100},
                            Offsets{0, 0, 3 * t + 7, 3 * t + 7, 3 * t + 7, 5 * t, 5 * t}}) {
@@ -143,8 +143,8 @@ TEST(Segmented, MisalignedStartsAndOddN) {
   SKIP_WITHOUT_GPU();
   // Every start modulo 4, lengths around each tier bound, n not a multiple of 4, floats before
   // offsets[0] and after offsets[S] in no segment.
-  const std::int64_t t = seg::kTileItems;
-  const std::int64_t bounds[] = {1, 3, 15, 16, 17, 31, 32, 33, t - 1, t, t + 1, 4 * t + 3, 40001};
+  const std::int64_t t = seg::kTile;
+  const std::int64_t bounds[] = {1, 3, 15, 16, 17, 31, 32, 33, 2047, 2048, 2049, t - 1, t, t + 1, 4 * t + 3, 40001};
   for (std::int64_t start = 0; start < 4; ++start) {
     Offsets o{start};
     for (int rep = 0; rep < 3; ++rep)
@@ -157,7 +157,7 @@ TEST(Segmented, SegmentsAroundTileBoundaries) {
   SKIP_WITHOUT_GPU();
   // Long segments that begin and end exactly on, just before and just after tile lengths, next to each
   // other and to short ones.
-  const std::int64_t t = seg::kTileItems;
+  const std::int64_t t = seg::kTile;
   const Offsets cases[] = {
       {0, t, 2 * t, 3 * t},  {0, t + 1, 2 * t + 2, 5 * t},  {0, t - 1, 2 * t + 1, 2 * t + 2, 6 * t},
       {0, 1, t + 2, 3 * t - 1, 3 * t, 7 * t + 5}, {0, 2 * t - 1, 2 * t, 2 * t + 1, 4 * t + 1, 4 * t + 2}};
@@ -185,11 +185,11 @@ TEST(Segmented, DeterministicAcrossRuns) {
   Case(n, seg::fixed_offsets(n, 16), Pattern::uniform).expect_correct(Pattern::uniform, Case::Who::suite, 20, 16);
 }
 
-// Runs of empty segments much longer than a tile (the merge path gives them to several blocks: their
-// ends are items like any value), at the start, between values and at the end.
+// Runs of empty segments far more numerous than a tile's floats, at the start, between values and at
+// the end (the last tile owns the empty segments that begin at n).
 TEST(Segmented, LongRunsOfEmptySegments) {
   SKIP_WITHOUT_GPU();
-  const std::int64_t n = 3 * seg::kTileItems + 5;
+  const std::int64_t n = 3 * seg::kTile + 5;
   Offsets o;
   for (std::int64_t k = 0; k < 300000; ++k) o.push_back(0);
   o.push_back(1000);
@@ -224,7 +224,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          (std::int64_t{1} << 22) + 3),
                        ::testing::Values(std::int64_t{1}, std::int64_t{3}, std::int64_t{16}, std::int64_t{17},
                                          std::int64_t{32}, std::int64_t{1000}, std::int64_t{1024},
-                                         seg::kTileItems - 1, seg::kTileItems + 1, std::int64_t{1} << 20)),
+                                         seg::kTile - 1, seg::kTile + 1, std::int64_t{1} << 20)),
     [](const auto& info) {
       return "n" + std::to_string(std::get<0>(info.param)) + "_L" + std::to_string(std::get<1>(info.param));
     });
@@ -240,7 +240,7 @@ TEST(Segmented, FixedSizeMisalignedInput) {
   CUDA_CHECK(cudaMemcpy(in.get(), host.data(), in.bytes(), cudaMemcpyHostToDevice));
   for (std::int64_t len : {1, 16, 1000}) {
     const std::int64_t m = n - 1, s = m / len;
-    reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes());
+    reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes(m));
     reduce::DeviceBuffer<float> out(s);
     CUDA_CHECK(seg::launch_fixed(in.get() + 1, m, len, s, out.get(), {scratch.get(), scratch.bytes()}, nullptr));
     std::vector<float> got(s);
@@ -254,7 +254,7 @@ TEST(Segmented, FixedSizeMisalignedInput) {
 TEST(Segmented, FixedSizeRefusesBadArguments) {
   SKIP_WITHOUT_GPU();
   reduce::DeviceBuffer<float> in(100), out(10);
-  reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes());
+  reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes(100));
   const reduce::Scratch sc{scratch.get(), scratch.bytes()};
   EXPECT_EQ(seg::launch_fixed(in.get(), 100, 11, 10, out.get(), sc, nullptr), cudaErrorInvalidValue);  // 110 > n
   EXPECT_EQ(seg::launch_fixed(in.get(), 100, 0, 10, out.get(), sc, nullptr), cudaErrorInvalidValue);
