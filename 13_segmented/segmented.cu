@@ -20,13 +20,17 @@
 // The bounds keep every segment's longest chain of additions under the suite's tolerance rule
 // (2 sqrt(len) + 64): a thread adds at most 32 floats in a row, a warp's lane at most 64 + 5, a block's
 // thread at most 64 + 8, and the long path 64 + 8 per tile plus len / kTile / 256 + 8 across tiles.
+// The fixed-size mode (--segment-size L) reads no offsets: the same kernels with offsets[s] = s L
+// computed instead of loaded; and where L is a multiple of 4 up to 32 on 16-byte aligned input, a
+// thread per segment with its L / 4 16-byte loads all in flight (no search, no staging, no ballot).
 // What changed from the library step: everything; 11_cub's cub::DeviceReduce::Sum sums one array, and
 // cub::DeviceSegmentedReduce::Sum (timed beside this launcher in every run) is the bar.
-// Usage: ./13_segmented [--segments powerlaw] [--n 2^28] [--pattern int] [--help]
+// Usage: ./13_segmented [--segments powerlaw | --offsets FILE | --segment-size L] [--n 2^28] [--help]
 #include <cub/device/device_segmented_reduce.cuh>
 
 #include <cstdint>
 
+#include "agent.cuh"
 #include "segmented.cuh"
 
 namespace seg {
@@ -37,26 +41,24 @@ constexpr int kWarps = kBlock / 32;
 constexpr int kLoadsInFlight = 4;             // float4 loads a thread issues before its first add
 constexpr int kStagingLoads = 8;              // float loads a lane issues at once when it copies tiny segments
 constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that can begin in one tile
-constexpr unsigned kFullMask = 0xffffffffu;
+constexpr unsigned kFullMask = reduce::agent::kFullMask;
 
 static_assert(kThreadMax * 32 * kWarps * sizeof(float) <= 48 * 1024, "the staging buffers fit in static shared memory");
 
-__device__ float warp_sum(float v) {  // the sum over the warp, in every lane
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(kFullMask, v, offset);
-  return v;
-}
+// The warp's and the block's sums (common/agent.cuh): in lane 0, in thread 0. Block calls must be
+// separated by __syncthreads().
+__device__ float warp_sum(float v) { return reduce::agent::warp_reduce(v, reduce::agent::Plus{}); }
+__device__ float block_sum(float v) { return reduce::agent::block_reduce<kBlock>(v, reduce::agent::Plus{}, 0.0f); }
 
-// The sum of v over the block, in thread 0. Calls must be separated by __syncthreads().
-__device__ float block_sum(float v) {
-  __shared__ float warp_sums[kWarps];
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  v = warp_sum(v);
-  if (lane == 0) warp_sums[warp] = v;
-  __syncthreads();
-  if (warp == 0) v = warp_sum(lane < kWarps ? warp_sums[lane] : 0.0f);
-  return v;
-}
+// Where the segments are: offsets[s] read from the 64-bit array, or s L computed (the fixed-size mode).
+struct OffsetArray {
+  const std::int64_t* p;
+  __device__ std::int64_t operator[](std::int64_t s) const { return p[s]; }
+};
+struct FixedOffsets {
+  std::int64_t length;
+  __device__ std::int64_t operator[](std::int64_t s) const { return s * length; }
+};
 
 // The share of in[a..b) of thread `rank` of `Threads` cooperating threads: the floats before the
 // first 16-byte boundary and after the last one one each, the body as float4s, kLoadsInFlight loads
@@ -90,7 +92,8 @@ __device__ float range_share(const float* in, std::int64_t a, std::int64_t b, in
 // The first index s in [lo, hi) with offsets[s] >= x (hi when none), found by one warp: each round the
 // 32 lanes probe 32 evenly spaced offsets and the ballot narrows the range 32-fold, so S = 2^24
 // segments take five dependent loads instead of 24.
-__device__ std::int64_t warp_lower_bound(const std::int64_t* offsets, std::int64_t lo, std::int64_t hi, std::int64_t x) {
+template <typename Offsets>
+__device__ std::int64_t warp_lower_bound(const Offsets& offsets, std::int64_t lo, std::int64_t hi, std::int64_t x) {
   const unsigned lane = threadIdx.x % 32;
   while (hi - lo > 32) {
     const std::int64_t step = (hi - lo + 31) / 32;
@@ -110,7 +113,8 @@ __device__ std::int64_t warp_lower_bound(const std::int64_t* offsets, std::int64
 // and for the segments longer than a tile it adds their part inside the tile: the one that begins here
 // into slots[2t] (and names it in starts[t], else -1), the one that covers the tile's first float from
 // an earlier tile into slots[2t + 1]. The last tile also owns the empty segments that begin at n.
-__global__ void __launch_bounds__(kBlock) sum_tiles(const float* in, const std::int64_t* offsets,
+template <typename Offsets>
+__global__ void __launch_bounds__(kBlock) sum_tiles(const float* in, Offsets offsets,
                                                    std::int64_t segments, float* out, float* slots,
                                                    std::int64_t* starts) {
   __shared__ std::int64_t bounds[2];                        // segments beginning in the tile: [bounds[0], bounds[1])
@@ -208,7 +212,8 @@ __global__ void __launch_bounds__(kBlock) sum_tiles(const float* in, const std::
 
 // Kernel 2, block t: when a segment longer than a tile begins in tile t, adds its parts in tile order
 // (slots[2t], then slots[2k + 1] for the later tiles k it touches) into out[segment].
-__global__ void __launch_bounds__(kBlock) sum_parts(const std::int64_t* offsets, const float* slots,
+template <typename Offsets>
+__global__ void __launch_bounds__(kBlock) sum_parts(Offsets offsets, const float* slots,
                                                    const std::int64_t* starts, float* out) {
   const std::int64_t t = blockIdx.x, s = starts[t];
   if (s < 0) return;
@@ -219,16 +224,28 @@ __global__ void __launch_bounds__(kBlock) sum_parts(const std::int64_t* offsets,
   if (threadIdx.x == 0) out[s] = v;
 }
 
-std::int64_t tiles(std::int64_t n) { return n > 0 ? reduce::ceil_div(n, kTile) : 1; }
-
-}  // namespace
-
-std::size_t scratch_bytes(std::int64_t n) {
-  return static_cast<std::size_t>(tiles(n)) * (2 * sizeof(float) + sizeof(std::int64_t));
+// The fixed-size mode's short segments, L = 4 Vectors <= 32 on 16-byte aligned input: a thread per
+// segment, its L / 4 loads all issued before the first add. A warp's loads cover its 32 segments'
+// 32 L floats whole, so L1 serves the halves of the sectors that one load leaves to the next.
+template <int Vectors>
+__global__ void __launch_bounds__(kBlock) sum_short_fixed(const float* in, std::int64_t segments, float* out) {
+  const std::int64_t s = std::int64_t{blockIdx.x} * kBlock + threadIdx.x;
+  if (s >= segments) return;
+  const float4* p = reinterpret_cast<const float4*>(in) + s * Vectors;
+  float4 x[Vectors];
+#pragma unroll
+  for (int k = 0; k < Vectors; ++k) x[k] = p[k];
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < Vectors; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);
+  out[s] = sum;
 }
 
-cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments, float* out,
-                   reduce::Scratch scratch, cudaStream_t stream) {
+std::int64_t tiles(std::int64_t n) { return n > 0 ? reduce::ceil_div(n, kTile) : 1; }
+
+template <typename Offsets>
+cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::int64_t segments, float* out,
+                         reduce::Scratch scratch, cudaStream_t stream) {
   if (segments == 0) return cudaSuccess;
   const std::int64_t grid = tiles(n);
   if (scratch.bytes < scratch_bytes(n) || grid > 0x7fffffff) return cudaErrorInvalidValue;
@@ -238,6 +255,47 @@ cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets,
   CUDA_TRY(cudaGetLastError());
   sum_parts<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(offsets, slots, starts, out);
   return cudaGetLastError();
+}
+
+template <int Vectors>
+cudaError_t launch_short_fixed(const float* in, std::int64_t segments, float* out, cudaStream_t stream) {
+  const std::int64_t grid = reduce::ceil_div(segments, kBlock);
+  if (grid > 0x7fffffff) return cudaErrorInvalidValue;
+  sum_short_fixed<Vectors><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(in, segments, out);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+std::size_t scratch_bytes(std::int64_t n) {
+  return static_cast<std::size_t>(tiles(n)) * (2 * sizeof(float) + sizeof(std::int64_t));
+}
+
+cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments, float* out,
+                   reduce::Scratch scratch, cudaStream_t stream) {
+  return launch_tiles(in, n, OffsetArray{offsets}, segments, out, scratch, stream);
+}
+
+cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_size, std::int64_t segments, float* out,
+                         reduce::Scratch scratch, cudaStream_t stream) {
+  if (segments == 0) return cudaSuccess;
+  if (segment_size <= 0 || segments > n / segment_size) return cudaErrorInvalidValue;
+  if (scratch.bytes < scratch_bytes(n)) return cudaErrorInvalidValue;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
+  if (aligned && segment_size % 4 == 0 && segment_size <= kThreadMax) {
+    switch (segment_size / 4) {
+      case 1: return launch_short_fixed<1>(in, segments, out, stream);
+      case 2: return launch_short_fixed<2>(in, segments, out, stream);
+      case 3: return launch_short_fixed<3>(in, segments, out, stream);
+      case 4: return launch_short_fixed<4>(in, segments, out, stream);
+      case 5: return launch_short_fixed<5>(in, segments, out, stream);
+      case 6: return launch_short_fixed<6>(in, segments, out, stream);
+      case 7: return launch_short_fixed<7>(in, segments, out, stream);
+      case 8: return launch_short_fixed<8>(in, segments, out, stream);
+      default: break;
+    }
+  }
+  return launch_tiles(in, n, FixedOffsets{segment_size}, segments, out, scratch, stream);
 }
 
 std::size_t cub_scratch_bytes(std::int64_t segments) {

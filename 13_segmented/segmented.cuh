@@ -1,10 +1,13 @@
-// The segmented sum's launchers (13_segmented): the suite's own, and CUB's for comparison.
+// The segmented sum's launchers (13_segmented): the suite's own, and the toolkit's CUB for comparison
+// (cub35.hpp holds the newest CUB's, built only when configure was given one).
 //
-// Both sum the floats of every segment s, in[offsets[s] .. offsets[s+1]), into out[s], for
-// s = 0 .. segments-1, on `stream`, and return the first CUDA error. Offsets are 64-bit device
-// pointers; they must already be valid (validate_offsets() in segments.hpp checks them on the host):
-// non-decreasing, offsets[0] >= 0, offsets[segments] <= n. Neither launcher synchronizes, allocates or
-// modifies its input; both are deterministic (the same bits every run on one GPU).
+// launch sums the floats of every segment s, in[offsets[s] .. offsets[s+1]), into out[s], for
+// s = 0 .. segments-1; launch_fixed sums in[s * L .. (s + 1) * L) for L = segment_size, reading no
+// offsets. Both run on `stream` and return the first CUDA error. Offsets are 64-bit device pointers;
+// they must already be valid (validate_offsets() in segments.hpp checks them on the host):
+// non-decreasing, offsets[0] >= 0, offsets[segments] <= n; for launch_fixed, segments * L <= n. No
+// launcher synchronizes, allocates or modifies its input; every one is deterministic (the same bits
+// every run on one GPU).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,14 +26,16 @@ constexpr std::int64_t kTile = 16384;
 constexpr std::int64_t kThreadMax = 32;   // a thread sums a segment of at most this many floats...
 constexpr std::int64_t kWarpMax = 2048;   // ...a warp one of at most this many, a block one of at most kTile
 
-// Device scratch the suite's launcher needs for n floats (independent of the offsets).
+// Device scratch either launcher needs for n floats (independent of the offsets).
 std::size_t scratch_bytes(std::int64_t n);
 
 cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments, float* out,
                    reduce::Scratch scratch, cudaStream_t stream);
+cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_size, std::int64_t segments, float* out,
+                         reduce::Scratch scratch, cudaStream_t stream);
 
-// cub::DeviceSegmentedReduce::Sum on the same arguments (begin offsets = offsets, end offsets =
-// offsets + 1). cub_scratch_bytes answers CUB's size query (at least 1 byte).
+// cub::DeviceSegmentedReduce::Sum of the toolkit's CUB on the same arguments (begin offsets = offsets,
+// end offsets = offsets + 1). cub_scratch_bytes answers CUB's size query (at least 1 byte).
 std::size_t cub_scratch_bytes(std::int64_t segments);
 cudaError_t launch_cub(const float* in, const std::int64_t* offsets, std::int64_t segments, float* out,
                        reduce::Scratch scratch, cudaStream_t stream);

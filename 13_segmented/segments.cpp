@@ -78,6 +78,22 @@ Offsets make_offsets(std::string_view name, std::int64_t n, std::uint64_t seed) 
   throw reduce::UsageError("invalid value '" + std::string(name) + "' for --segments: expected one of " + names);
 }
 
+Offsets fixed_offsets(std::int64_t n, std::int64_t length) {
+  const std::int64_t segments = length > 0 ? n / length : 0;
+  Offsets o(segments + 1);
+  for (std::int64_t s = 0; s <= segments; ++s) o[s] = s * length;
+  return o;
+}
+
+std::int64_t equal_length(const Offsets& o) {
+  if (o.size() < 2) return 0;
+  const std::int64_t len = o[1] - o[0];
+  if (len == 0) return 0;
+  for (std::size_t s = 1; s + 1 < o.size(); ++s)
+    if (o[s + 1] - o[s] != len) return 0;
+  return len;
+}
+
 void validate_offsets(const Offsets& o, std::int64_t n) {
   auto fail = [](const std::string& what) { throw reduce::UsageError("bad offsets: " + what); };
   if (o.empty()) fail("no entries (S segments need S + 1 offsets; S = 0 needs one)");

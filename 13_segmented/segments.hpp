@@ -27,6 +27,13 @@ const Distribution* find_distribution(std::string_view name);
 // std:: distributions). Throws reduce::UsageError for an unknown name.
 Offsets make_offsets(std::string_view name, std::int64_t n, std::uint64_t seed);
 
+// The offsets of --segment-size L over n floats: {0, L, 2L, ..., S L} with S = n / L (the floats after
+// S L belong to no segment).
+Offsets fixed_offsets(std::int64_t n, std::int64_t length);
+
+// The length every segment has, when they all have one and there is at least one segment; else 0.
+std::int64_t equal_length(const Offsets& offsets);
+
 // Checks offsets for n floats before anything runs: at least one entry (S = 0 is the single entry
 // {x}), offsets[0] >= 0, non-decreasing, offsets[S] <= n. Throws reduce::UsageError with a one-line
 // message naming the first bad entry.

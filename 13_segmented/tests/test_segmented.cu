@@ -1,7 +1,8 @@
 // 13_segmented on the GPU: every distribution at a small and a medium size, the edge cases (S = 0,
 // empty, single-element and misaligned segments, n not a multiple of 4, segments at and around the
-// tile length), determinism, and one segment of more than 2^31 floats. CUB's result on the same input
-// must pass the same check. Skipped, with the reason, where no CUDA device is present.
+// tile length, runs of empty segments longer than a tile), the fixed-size mode, determinism, and
+// offsets beyond 2^31. CUB's result on the same input must pass the same check, and so must the newest
+// CUB's where it was built. Skipped, with the reason, where no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cub35.hpp"
 #include "device.cuh"
 #include "gpu_test_util.hpp"
 #include "input.hpp"
@@ -37,17 +39,31 @@ struct Case {
   }
   std::int64_t segments() const { return static_cast<std::int64_t>(offsets.size()) - 1; }
 
-  // The outputs of `runs` runs of the suite's launcher (cub: CUB's), checking they are identical.
-  std::vector<float> run(bool cub = false, int runs = 1) const {
+  // The outputs of `runs` runs of one launcher, checking they are identical: the suite's with offsets,
+  // or with `fixed` > 0 its fixed-size mode (offsets must then be fixed_offsets(n, fixed)); CUB's; the
+  // newest CUB's offsets overload (cub35), or its fixed-size one when `fixed` > 0.
+  enum class Who { suite, cub, cub35 };
+  std::vector<float> run(Who who = Who::suite, int runs = 1, std::int64_t fixed = 0) const {
     const std::int64_t n = static_cast<std::int64_t>(host.size()), s = segments();
-    reduce::DeviceBuffer<unsigned char> scratch(cub ? seg::cub_scratch_bytes(s) : seg::scratch_bytes(n));
+    reduce::DeviceBuffer<unsigned char> scratch(who == Who::cub     ? seg::cub_scratch_bytes(s)
+                                                : who == Who::cub35 ? seg::cub35::scratch_bytes(s, fixed)
+                                                                    : seg::scratch_bytes(n));
     reduce::DeviceBuffer<float> out(s);
     std::vector<float> first(s), again(s);
     for (int r = 0; r < runs; ++r) {
       if (s > 0) CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
       const reduce::Scratch sc{scratch.get(), scratch.bytes()};
-      CUDA_CHECK(cub ? seg::launch_cub(in.get(), d_offsets.get(), s, out.get(), sc, nullptr)
-                     : seg::launch(in.get(), n, d_offsets.get(), s, out.get(), sc, nullptr));
+      switch (who) {
+        case Who::suite:
+          CUDA_CHECK(fixed > 0 ? seg::launch_fixed(in.get(), n, fixed, s, out.get(), sc, nullptr)
+                               : seg::launch(in.get(), n, d_offsets.get(), s, out.get(), sc, nullptr));
+          break;
+        case Who::cub: CUDA_CHECK(seg::launch_cub(in.get(), d_offsets.get(), s, out.get(), sc, nullptr)); break;
+        case Who::cub35:
+          CUDA_CHECK(fixed > 0 ? seg::cub35::sum_fixed(in.get(), s, fixed, out.get(), sc.data, sc.bytes, nullptr)
+                               : seg::cub35::sum(in.get(), d_offsets.get(), s, out.get(), sc.data, sc.bytes, nullptr));
+          break;
+      }
       CUDA_CHECK(cudaDeviceSynchronize());
       if (s > 0)
         CUDA_CHECK(cudaMemcpy(r == 0 ? first.data() : again.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
@@ -56,10 +72,12 @@ struct Case {
     return first;
   }
 
-  void expect_correct(Pattern p, bool cub = false, int runs = 1) const {
-    const std::vector<float> out = run(cub, runs);
+  void expect_correct(Pattern p, Who who = Who::suite, int runs = 1, std::int64_t fixed = 0) const {
+    const std::vector<float> out = run(who, runs, fixed);
     const seg::SegmentsCheck c = seg::check_segments(host.data(), offsets, out.data(), p);
-    EXPECT_EQ(c.wrong, 0) << (cub ? "CUB: " : "") << "first wrong segment " << c.first_wrong << " of " << segments()
+    EXPECT_EQ(c.wrong, 0) << (who == Who::cub ? "CUB: " : who == Who::cub35 ? "CUB 3.5: " : "")
+                          << (fixed > 0 ? "fixed size " + std::to_string(fixed) + ": " : std::string())
+                          << "first wrong segment " << c.first_wrong << " of " << segments()
                           << ": gave " << c.first_gpu << ", reference " << c.first_reference << " (allowed error "
                           << c.first_check.tolerance << ")";
   }
@@ -72,7 +90,8 @@ TEST_P(EveryDistribution, MatchesTheReferenceAndCub) {
   const auto [name, n, p] = GetParam();
   const Case c(n, seg::make_offsets(name, n, 5), p);
   c.expect_correct(p);
-  c.expect_correct(p, /*cub=*/true);
+  c.expect_correct(p, Case::Who::cub);
+  if (seg::cub35::available()) c.expect_correct(p, Case::Who::cub35);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -124,7 +143,8 @@ TEST(Segmented, MisalignedStartsAndOddN) {
   SKIP_WITHOUT_GPU();
   // Every start modulo 4, lengths around each tier bound, n not a multiple of 4, floats before
   // offsets[0] and after offsets[S] in no segment.
-  const std::int64_t bounds[] = {1, 3, 31, 32, 33, 2047, 2048, 2049, 16383, 16384, 16385, 40001};
+  const std::int64_t t = seg::kTile;
+  const std::int64_t bounds[] = {1, 3, 15, 16, 17, 31, 32, 33, 2047, 2048, 2049, t - 1, t, t + 1, 4 * t + 3, 40001};
   for (std::int64_t start = 0; start < 4; ++start) {
     Offsets o{start};
     for (int rep = 0; rep < 3; ++rep)
@@ -135,8 +155,8 @@ TEST(Segmented, MisalignedStartsAndOddN) {
 
 TEST(Segmented, SegmentsAroundTileBoundaries) {
   SKIP_WITHOUT_GPU();
-  // Long segments that begin and end exactly on, just before and just after tile boundaries, next
-  // to each other and to short ones: each tile's two part slots in every combination.
+  // Long segments that begin and end exactly on, just before and just after tile lengths, next to each
+  // other and to short ones.
   const std::int64_t t = seg::kTile;
   const Offsets cases[] = {
       {0, t, 2 * t, 3 * t},  {0, t + 1, 2 * t + 2, 5 * t},  {0, t - 1, 2 * t + 1, 2 * t + 2, 6 * t},
@@ -159,8 +179,87 @@ TEST(Segmented, DeterministicAcrossRuns) {
   SKIP_WITHOUT_GPU();
   for (const char* name : {"powerlaw", "uniform32", "whole"}) {
     const std::int64_t n = (std::int64_t{1} << 24) + 1;
-    Case(n, seg::make_offsets(name, n, 3), Pattern::uniform).expect_correct(Pattern::uniform, false, 20);
+    Case(n, seg::make_offsets(name, n, 3), Pattern::uniform).expect_correct(Pattern::uniform, Case::Who::suite, 20);
   }
+  const std::int64_t n = (std::int64_t{1} << 24) + 3;
+  Case(n, seg::fixed_offsets(n, 16), Pattern::uniform).expect_correct(Pattern::uniform, Case::Who::suite, 20, 16);
+}
+
+// Runs of empty segments far more numerous than a tile's floats, at the start, between values and at
+// the end (the last tile owns the empty segments that begin at n).
+TEST(Segmented, LongRunsOfEmptySegments) {
+  SKIP_WITHOUT_GPU();
+  const std::int64_t n = 3 * seg::kTile + 5;
+  Offsets o;
+  for (std::int64_t k = 0; k < 300000; ++k) o.push_back(0);
+  o.push_back(1000);
+  for (std::int64_t k = 0; k < 200001; ++k) o.push_back(1003);
+  o.push_back(n - 7);
+  for (std::int64_t k = 0; k < 100000; ++k) o.push_back(n);
+  const Case c(n, o, Pattern::integers);
+  const std::vector<float> out = c.run();
+  for (std::size_t s = 0; s + 1 < o.size(); ++s)
+    if (o[s] == o[s + 1]) ASSERT_EQ(out[s], 0.0f) << "segment " << s;
+  c.expect_correct(Pattern::integers);
+}
+
+// Values only, no offsets read: lengths around the vector width and the tile, n not a multiple of L (the
+// floats after the last whole segment belong to none), against the reference, CUB (through the
+// equivalent offsets) and the newest CUB's fixed-size overload.
+class FixedSize : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t>> {};
+
+TEST_P(FixedSize, MatchesTheReferenceAndCub) {
+  SKIP_WITHOUT_GPU();
+  const auto [n, len] = GetParam();
+  if (len > n) GTEST_SKIP() << "no whole segment of " << len << " in " << n;
+  const Case c(n, seg::fixed_offsets(n, len), Pattern::integers, 11);
+  c.expect_correct(Pattern::integers, Case::Who::suite, 2, len);
+  c.expect_correct(Pattern::integers, Case::Who::cub);
+  if (seg::cub35::available()) c.expect_correct(Pattern::integers, Case::Who::cub35, 1, len);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lengths, FixedSize,
+    ::testing::Combine(::testing::Values(std::int64_t{1}, std::int64_t{1001}, std::int64_t{100003},
+                                         (std::int64_t{1} << 22) + 3),
+                       ::testing::Values(std::int64_t{1}, std::int64_t{3}, std::int64_t{16}, std::int64_t{17},
+                                         std::int64_t{32}, std::int64_t{1000}, std::int64_t{1024},
+                                         seg::kTile - 1, seg::kTile + 1, std::int64_t{1} << 20)),
+    [](const auto& info) {
+      return "n" + std::to_string(std::get<0>(info.param)) + "_L" + std::to_string(std::get<1>(info.param));
+    });
+
+// The fixed-size mode on an input that starts one float after a 16-byte boundary: every tile's vectors
+// are skewed.
+TEST(Segmented, FixedSizeMisalignedInput) {
+  SKIP_WITHOUT_GPU();
+  const std::int64_t n = (std::int64_t{1} << 20) + 7;
+  std::vector<float> host(n);
+  reduce::fill_input(host.data(), n, Pattern::integers, 4);
+  reduce::DeviceBuffer<float> in(n);
+  CUDA_CHECK(cudaMemcpy(in.get(), host.data(), in.bytes(), cudaMemcpyHostToDevice));
+  for (std::int64_t len : {1, 16, 1000}) {
+    const std::int64_t m = n - 1, s = m / len;
+    reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes(m));
+    reduce::DeviceBuffer<float> out(s);
+    CUDA_CHECK(seg::launch_fixed(in.get() + 1, m, len, s, out.get(), {scratch.get(), scratch.bytes()}, nullptr));
+    std::vector<float> got(s);
+    CUDA_CHECK(cudaMemcpy(got.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
+    const seg::SegmentsCheck c =
+        seg::check_segments(host.data() + 1, seg::fixed_offsets(m, len), got.data(), Pattern::integers);
+    EXPECT_EQ(c.wrong, 0) << "L = " << len << ": first wrong segment " << c.first_wrong;
+  }
+}
+
+TEST(Segmented, FixedSizeRefusesBadArguments) {
+  SKIP_WITHOUT_GPU();
+  reduce::DeviceBuffer<float> in(100), out(10);
+  reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes(100));
+  const reduce::Scratch sc{scratch.get(), scratch.bytes()};
+  EXPECT_EQ(seg::launch_fixed(in.get(), 100, 11, 10, out.get(), sc, nullptr), cudaErrorInvalidValue);  // 110 > n
+  EXPECT_EQ(seg::launch_fixed(in.get(), 100, 0, 10, out.get(), sc, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(seg::launch_fixed(in.get(), 100, 10, 10, out.get(), {scratch.get(), 1}, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(seg::launch_fixed(in.get(), 100, 10, 0, out.get(), sc, nullptr), cudaSuccess);  // nothing to do
 }
 
 TEST(SegmentedHuge, OneSegmentOver2To31) {
@@ -172,6 +271,23 @@ TEST(SegmentedHuge, OneSegmentOver2To31) {
     GTEST_SKIP() << "needs " << (n * 4 >> 30) + 1 << " GiB of free device memory, " << (free_bytes >> 30) << " free";
   // A short segment first, so the long one starts misaligned and past 2^31 floats' worth of bytes.
   const Case c(n, {0, 7, n - 2, n}, Pattern::integers);
+  c.expect_correct(Pattern::integers);
+}
+
+TEST(SegmentedHuge, ShortSegmentsBeyond2To31) {
+  SKIP_WITHOUT_GPU();
+  const std::int64_t n = (std::int64_t{1} << 31) + 4099;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+  if (static_cast<double>(free_bytes) < n * 4.0 * 1.5)
+    GTEST_SKIP() << "needs " << (n * 6 >> 30) + 1 << " GiB of free device memory, " << (free_bytes >> 30) << " free";
+  // Segments of 1000 in the fixed-size mode (the last ones begin past 2^31 floats), then uniform32's
+  // offsets, whose values pass 2^31.
+  {
+    const Case c(n, seg::fixed_offsets(n, 1000), Pattern::integers);
+    c.expect_correct(Pattern::integers, Case::Who::suite, 1, 1000);
+  }
+  const Case c(n, seg::make_offsets("uniform32", n, 2), Pattern::integers);
   c.expect_correct(Pattern::integers);
 }
 

@@ -180,6 +180,24 @@ TEST(SegmentedCheck, ExactForIntsTolerantOtherwiseNeverNaN) {
   EXPECT_DOUBLE_EQ(c.first_check.tolerance, reduce::tolerance_for(54, r.abs_sum));  // the segment's own length
 }
 
+TEST(SegmentedFixedSize, OffsetsOfWholeSegmentsOnly) {
+  EXPECT_EQ(seg::fixed_offsets(10, 3), (Offsets{0, 3, 6, 9}));  // the 10th float belongs to no segment
+  EXPECT_EQ(seg::fixed_offsets(32, 16), (Offsets{0, 16, 32}));
+  EXPECT_EQ(seg::fixed_offsets(5, 5), (Offsets{0, 5}));
+  EXPECT_EQ(seg::fixed_offsets(4, 5), (Offsets{0}));
+  EXPECT_EQ(validation_error(seg::fixed_offsets(1000003, 1024), 1000003), "");
+}
+
+TEST(SegmentedFixedSize, EqualLengthOnlyWhenEverySegmentHasIt) {
+  EXPECT_EQ(seg::equal_length(seg::fixed_offsets(100, 7)), 7);
+  EXPECT_EQ(seg::equal_length({3, 10, 17}), 7);  // from an offset start too
+  EXPECT_EQ(seg::equal_length({0, 7, 14, 20}), 0);
+  EXPECT_EQ(seg::equal_length({0}), 0);
+  EXPECT_EQ(seg::equal_length({0, 0, 0}), 0);  // empty segments: no fixed size to give CUB
+  EXPECT_EQ(seg::equal_length(seg::make_offsets("matrix-tall", std::int64_t{1} << 20, 1)), 1024);
+  EXPECT_EQ(seg::equal_length(seg::make_offsets("fixed1000", 1000003, 1)), 0);  // the last one is shorter
+}
+
 // The README's table of distributions and the results block stay in step with the code.
 TEST(SegmentedReadme, ListsEveryDistributionAndHasTheResultsBlock) {
   std::ifstream f(SEG_README);
