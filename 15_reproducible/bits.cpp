@@ -79,7 +79,7 @@ std::string make_bits_file(const std::function<float(const float*, std::int64_t)
   std::string text =
       "# Step 15's result for fixed inputs: n floats of fill_input(pattern, seed) (common/input.hpp), summed by\n"
       "# 15_reproducible; bits are the float's, in hex (any NaN written nan). Every GPU must give these bits:\n"
-      "# build/bin/15_reproducible_bits --check 15_reproducible/reproducible_bits.txt compares.\n"
+      "# build/release/bin/15_reproducible_bits --check 15_reproducible/reproducible_bits.txt compares.\n"
       "# Written by: " + source + "\n"
       "n pattern seed bits value\n";
   for (const BitsCase& c : bits_cases()) {
