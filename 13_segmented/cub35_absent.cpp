@@ -4,7 +4,7 @@
 namespace seg::cub35 {
 
 bool available() { return false; }
-const char* why_absent() { return SEG_CUB35_ABSENT; }
+const char* why_absent() { return NEWEST_CUB_ABSENT; }
 const char* cccl_version() { return ""; }
 std::size_t scratch_bytes(std::int64_t, std::int64_t) { return 0; }
 cudaError_t sum(const float*, const std::int64_t*, std::int64_t, float*, void*, std::size_t, cudaStream_t) {

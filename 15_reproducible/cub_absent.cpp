@@ -2,14 +2,14 @@
 // launcher that says "not supported".
 #include "cub_gpu_to_gpu.hpp"
 
-#ifndef REPRO_CUB_ABSENT
-#define REPRO_CUB_ABSENT "no CCCL 3.5 or newer was given to CMake"
+#ifndef NEWEST_CUB_ABSENT
+#define NEWEST_CUB_ABSENT "no CCCL 3.5 or newer was given to CMake"
 #endif
 
 namespace repro_cub {
 
 bool available() { return false; }
-const char* why_absent() { return REPRO_CUB_ABSENT; }
+const char* why_absent() { return NEWEST_CUB_ABSENT; }
 const char* cccl_version() { return ""; }
 cudaError_t sum(const float*, std::int64_t, float*, cudaStream_t) { return cudaErrorNotSupported; }
 

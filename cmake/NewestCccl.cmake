@@ -52,3 +52,27 @@ function(reduce_find_newest_cccl prefix)
   set(${prefix}_VERSION "${version}" PARENT_SCOPE)
   set(${prefix}_REASON "${reason}" PARENT_SCOPE)
 endfunction()
+
+# reduce_add_newest_cub_library(<target> <source> <absent_source> <label> <what>): the static library a
+# step compares through. Built from <source> against the newest CCCL (its include path on that file
+# only) when reduce_find_newest_cccl finds one; else from <absent_source>, compiled with
+# NEWEST_CUB_ABSENT="<the reason>" for the step to print, and configure says why in one line.
+# <label> starts the configure line, <what> names what is compared with.
+function(reduce_add_newest_cub_library target source absent_source label what)
+  reduce_find_newest_cccl(newest)
+  if(newest_FOUND)
+    add_library(${target} STATIC ${source})
+    if(newest_INCLUDE)
+      target_include_directories(${target} PRIVATE ${newest_INCLUDE})
+    else()
+      target_link_libraries(${target} PRIVATE CCCL::CUB)
+    endif()
+    message(STATUS "${label}: comparing with ${what} from CCCL ${newest_VERSION}")
+  else()
+    message(STATUS "${label}: no comparison with ${what}: ${newest_REASON}")
+    add_library(${target} STATIC ${absent_source})
+    target_compile_definitions(${target} PRIVATE "NEWEST_CUB_ABSENT=\"${what} not built: ${newest_REASON}\"")
+  endif()
+  target_include_directories(${target} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+  target_link_libraries(${target} PUBLIC CUDA::cudart)
+endfunction()
