@@ -1,26 +1,18 @@
-// The one translation unit that sees the newest CCCL (13_segmented/CMakeLists.txt gives only this file
-// its include path): two CUB versions must never meet in one file.
+// The one translation unit that sees the newest CCCL (cmake/NewestCccl.cmake gives only this file its
+// include path): two CUB versions must never meet in one file.
 #include <cub/device/device_segmented_reduce.cuh>
 
 #include <algorithm>
 #include <climits>
-#include <cstdio>
 
 #include "cub35.hpp"
-
-#if CCCL_MAJOR_VERSION < 3 || (CCCL_MAJOR_VERSION == 3 && CCCL_MINOR_VERSION < 5)
-#error "cub35.cu needs CCCL 3.5 or newer: the include path reached another CCCL first"
-#endif
+#include "newest_cub.hpp"
 
 namespace seg::cub35 {
 
 bool available() { return true; }
 const char* why_absent() { return ""; }
-const char* cccl_version() {
-  static char text[32];
-  std::snprintf(text, sizeof text, "%d.%d.%d", CCCL_MAJOR_VERSION, CCCL_MINOR_VERSION, CCCL_PATCH_VERSION);
-  return text;
-}
+const char* cccl_version() { return reduce::newest_cccl_version(); }
 
 std::size_t scratch_bytes(std::int64_t segments, std::int64_t segment_size) {
   std::size_t a = 0, b = 0;
