@@ -7,17 +7,17 @@
 #   PARTS="table sweep" scripts/gpu_session.sh OUT [build-dir]        default build dir: build/gpu
 #   parts: table     scripts/run_all (the speedup table, read ceiling)      -> table/
 #          sweep     scripts/run_all --sweep (n = 2^10 .. 2^30)              -> sweep/
-#          profile   scripts/profile_steps.sh (ncu counters)                 -> profile.csv
-#          ablation  perf_variants ablation (step 09 against step 10)        -> ablation.txt
-#          sass      scripts/sass_excerpt (main loops of 09 and 10)          -> sass/
+#          profile   scripts/profile_steps.sh (ncu counters)                 -> profile.csv, profile.meta.json
+#          ablation  perf_variants ablation (step 09 against step 10)        -> ablation.txt, ablation.meta.json
+#          sass      scripts/sass_excerpt (main loops of 09 and 10)          -> sass/ (with meta.json)
 #          tests     every test (ctest), GPU tests running; TESTS_REGEX narrows it -> tests.log, junit.xml
 #          sanitizer scripts/check_gpu.sh's compute-sanitizer pass           -> sanitizer.log
 #          beyond    scripts/measure for every step of beyond.txt (BEYOND narrows it) -> <step>/
 #          bits      15_reproducible_bits --check 15_reproducible/reproducible_bits.txt -> bits/check.txt
 #   env: JOBS (default 16), DEADLINE (seconds: parts past it are skipped or stopped, so that the archive
 #        is still written inside a device call's limit), REDUCE_COMMIT (names the commit where .git is absent)
-#   Where the parts' files belong in the repository (README.md's Layout): table/, sweep/, profile.csv,
-#   ablation.txt, sass/ -> results/<gpu>/progression/; <step>/ -> results/<gpu>/<step>/; summary.txt ->
+#   Where the parts' files belong in the repository (README.md's Layout): table/, sweep/, profile.*,
+#   ablation.*, sass/ -> results/<gpu>/progression/; <step>/ -> results/<gpu>/<step>/; summary.txt ->
 #   results/<gpu>/progression/gpu_check_<commit>.txt; bits/check.txt is this GPU's comparison with the
 #   committed bits (exit 1 on a difference), nothing to copy.
 # Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU.
@@ -64,7 +64,9 @@ part build bash -c "cmake -S '$root' -B '$build' -G Ninja -DCMAKE_BUILD_TYPE=Rel
   -DREDUCE_BUILD_PERF=ON && cmake --build '$build' -j$jobs -- -k 0"
 
 want sass && part sass "$root/scripts/sass_excerpt" "$build" "$work/sass"
-want ablation && part ablation bash -c "'$build/bin/perf/perf_variants' ablation | tee '$work/ablation.txt'"
+first=$(python3 "$root/scripts/suite.py" steps | head -n 1)
+want ablation && part ablation bash -c "set -o pipefail; '$build/bin/perf/perf_variants' ablation | tee '$work/ablation.txt' &&
+  python3 '$root/scripts/suite.py' provenance '$build/bin/$first' '$work/ablation.meta.json' --by 'perf/variants.cu, set ablation (scripts/gpu_session.sh)'"
 want table && part table "$root/scripts/run_all" --no-build --build-dir "$build" --out "$work/table"
 want beyond && for s in $(sed -e 's/#.*//' -e '/^ *$/d' "$root/beyond.txt"); do
   [ -z "${BEYOND:-}" ] || [[ " $BEYOND " == *" ${s%%_*} "* ]] || continue

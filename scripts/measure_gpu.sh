@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything the committed results come from, in one go on a GPU machine: the GPU check (build, every
 # test, compute-sanitizer, the table), the sweep, the profiler counters and perf/variants.cu's sets
-# of rows. Writes into OUT exactly the files results/<gpu>/progression/ holds, and only when every
+# of rows. Writes into OUT exactly the files results/<gpu>/progression/ holds (each data file with its
+# provenance: table.json's meta, sweep_meta.json, profile.meta.json, variants.meta.json), and only when every
 # part produced its file: a failed or empty part fails the run and OUT is left as it was (what was
 # made is kept in a temporary folder, named at the end); the files are copied in beside their
 # targets first and renamed over them only when all are copied. Then run scripts/update_readme.
@@ -84,13 +85,18 @@ sweep() {
 want sweep && part "sweep" sweep.csv sweep_meta.json -- sweep
 
 # 3. Profiler counters of every step's first reduction kernel.
-want profile && part "profile" profile.csv -- env LOG_DIR="$work/logs" "$root/scripts/profile_steps.sh" -o "$new/profile.csv" "$build"
+want profile && part "profile" profile.csv profile.meta.json -- env LOG_DIR="$work/logs" "$root/scripts/profile_steps.sh" -o "$new/profile.csv" "$build"
 
-# 4. The experiments behind PERF_NOTES.md.
+# 4. The experiments behind PERF_NOTES.md, with their provenance (variants.meta.json: the device and
+#    CUDA versions as the first step of the same build reports them).
 variants() {
+  local first
+  first=$(python3 "$root/scripts/suite.py" steps | head -n 1) || return 1
   cmake -S "$root" -B "$build" -DREDUCE_BUILD_PERF=ON >>"$work/logs/configure.log" 2>&1 &&
-    cmake --build "$build" --target perf_variants --parallel "${JOBS:-$(nproc)}" >>"$work/logs/build.log" 2>&1 ||
+    cmake --build "$build" --target perf_variants "$first" --parallel "${JOBS:-$(nproc)}" >>"$work/logs/build.log" 2>&1 ||
     return 1
+  python3 "$root/scripts/suite.py" provenance "$build/bin/$first" "$new/variants.meta.json" \
+    --by "perf/variants.cu (scripts/measure_gpu.sh)" 2>>"$work/logs/variants.err" || return 1
   local rc=0 set
   IFS=';' read -ra sets <<<"$perf_sets"
   for set in "${sets[@]}"; do
@@ -100,7 +106,7 @@ variants() {
   done
   return $rc
 }
-want variants && part "perf variants" variants.txt -- variants
+want variants && part "perf variants" variants.txt variants.meta.json -- variants
 
 tar -czf "$new/logs.tar.gz" -C "$work" logs check_gpu.txt
 cat "$new/gpu_check.txt" 2>/dev/null

@@ -3,6 +3,8 @@
 # first reduction kernel of every step of steps.txt (first pass, n = 2^24 floats by default), one CSV.
 # The CSV comes out only when every step gave its counters (on stdout, or in FILE with -o); ncu's
 # own messages are kept in LOG_DIR (default <build-dir>/logs), and a failure prints their last line.
+# With -o FILE.csv its provenance goes beside it, FILE.meta.json (device, CUDA, date, commit: see
+# scripts/suite.py), both renamed into place together.
 #
 #   scripts/profile_steps.sh [-o FILE] [build-dir] [n]      default build/release, 2^24
 #   exit codes: 0 done; 1 ncu missing or failed, or a step gave no counters; 2 bad usage, no build
@@ -74,7 +76,11 @@ for step in $steps; do
   tail -n +2 <<<"$rows" | sed "s/^/\"$step\",/" >>"$csv"
 done
 if [ -n "$out" ]; then
-  cp "$csv" "$out.tmp.$$" 2>/dev/null && mv -f "$out.tmp.$$" "$out" || { rm -f "$out.tmp.$$"; die 1 "cannot write $out"; }
+  base=$(basename "$out") && stem=${base%.*} && meta="$(dirname "$out")/${stem:-$base}.meta.json"
+  python3 "$root/scripts/suite.py" provenance "$build/bin/$first" "$meta.tmp.$$" --by scripts/profile_steps.sh ||
+    { rm -f "$meta.tmp.$$"; die 1 "cannot write the provenance $meta"; }
+  cp "$csv" "$out.tmp.$$" 2>/dev/null && mv -f "$out.tmp.$$" "$out" && mv -f "$meta.tmp.$$" "$meta" ||
+    { rm -f "$out.tmp.$$" "$meta.tmp.$$"; die 1 "cannot write $out"; }
 else
   cat "$csv"
 fi

@@ -3,6 +3,15 @@ exit codes, the steps' JSON records, the speedup table and its CSV, README marke
 sizes and the lesson diff between neighbouring steps.
 
     python3 scripts/suite.py steps      # the steps of steps.txt, one per line (for the shell scripts)
+    python3 scripts/suite.py provenance EXE OUT.json --by WHO   # a data file's provenance (below)
+
+Provenance: every data file of results/<gpu>/progression says where it comes from. table.json holds
+it in its "meta", sweep.csv has sweep_meta.json beside it; any other file F.ext has F.meta.json
+beside it (profile.meta.json, variants.meta.json, ablation.meta.json) and a folder has meta.json
+inside it (sass/meta.json). Each is a JSON object with device, cuda_runtime, cuda_driver, date and
+commit (null where unknown or not applicable) and "by", the script that wrote the data; the script
+that writes the data writes its provenance in the same all-or-nothing step. `provenance` asks EXE (a
+step executable of the same build, run at n = 1024) for the device and CUDA versions.
 
 Exit codes of every script: 0 done, 1 a failure (one line says what), 2 bad usage (one line names
 the problem), 77 no usable GPU (or, for plot_sweep.py, no matplotlib). --debug shows a traceback.
@@ -10,6 +19,7 @@ the problem), 77 no usable GPU (or, for plot_sweep.py, no matplotlib). --debug s
 
 import argparse
 import csv
+import datetime
 import difflib
 import functools
 import io
@@ -17,6 +27,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import traceback
@@ -757,11 +768,104 @@ def lesson_counts(a, b, root=ROOT):
                        step_neutral(code_lines(kernel_file(b, root).read_text()), b))
 
 
+# --- provenance of a data file ------------------------------------------------------------------
+
+PROVENANCE_KEYS = ("device", "cuda_runtime", "cuda_driver", "date", "commit")
+
+
+def git_commit():
+    """The commit measured: $REDUCE_COMMIT (set where .git is absent), else git's HEAD (12 digits,
+    "+dirty" when tracked files differ from it), else "unknown"."""
+    if os.environ.get("REDUCE_COMMIT"):
+        return os.environ["REDUCE_COMMIT"]
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True).stdout.strip()
+        return out.stdout.strip() + ("+dirty" if dirty else "") if out.returncode == 0 else "unknown"
+    except OSError:
+        return "unknown"
+
+
+def today():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+
+
+def provenance_path(data):
+    """Where the provenance of a data file (F.ext -> F.meta.json beside it) or folder (meta.json in it) lies."""
+    data = Path(data)
+    return data / "meta.json" if data.is_dir() else data.with_name(data.stem + ".meta.json")
+
+
+def new_provenance(by, device=None, cuda_runtime=None, cuda_driver=None, **extra):
+    return {"device": device, "cuda_runtime": cuda_runtime, "cuda_driver": cuda_driver, "date": today(),
+            "commit": git_commit(), "by": by, **extra}
+
+
+def provenance_of_exe(exe, by):
+    """new_provenance with the device and CUDA versions that a step executable reports (n = 1024)."""
+    try:
+        proc = subprocess.run([str(exe), "--n", "1024", "--iters", "1", "--warmup", "0", "--cpu-runs", "0",
+                               "--format", "json"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise Failure(f"{exe}: cannot run it for the device and CUDA versions ({e})") from None
+    if proc.returncode == 77:
+        raise NoGpu(f"{exe}: no usable GPU")
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        raise Failure(f"{Path(exe).name} exited with {proc.returncode}: {tail}")
+    r = parse_record(proc.stdout, Path(exe).name)
+    return new_provenance(by, device=r.get("device"), cuda_runtime=r.get("cuda_runtime"),
+                          cuda_driver=r.get("cuda_driver"))
+
+
+def read_provenance(path):
+    """A provenance file as a dict; Failure naming the file when it is not one."""
+    path = Path(path)
+    try:
+        value = json.loads(path.read_text())
+    except OSError as e:
+        raise Failure(f"cannot read {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise Failure(f"{path}: not JSON ({e})") from None
+    if not isinstance(value, dict):
+        raise Failure(f"{path}: not a JSON object")
+    missing = [k for k in PROVENANCE_KEYS if k not in value]
+    if missing:
+        raise Failure(f"{path}: lacks {', '.join(missing)}")
+    return value
+
+
+def describe_provenance(meta, device=True):
+    """'NVIDIA H200, CUDA 13.0 (driver 13.0), 2026-11-22, commit `683f81d55927`'; what is unknown is said so."""
+    parts = [meta["device"]] if device and meta.get("device") else []
+    if meta.get("cuda_runtime"):
+        parts.append(f"CUDA {meta['cuda_runtime']}" + (f" (driver {meta['cuda_driver']})" if meta.get("cuda_driver") else ""))
+    parts.append(meta.get("date") or "date unknown")
+    parts.append(f"commit `{meta['commit']}`" if meta.get("commit") else "commit unknown")
+    return ", ".join(parts)
+
+
 def main(argv):
     p = ArgumentParser("suite.py", __doc__)
-    p.add_argument("what", choices=["steps"], help="steps: print steps.txt's steps, one per line")
-    p.parse_args(argv)
-    print("\n".join(read_steps()))
+    p.add_argument("what", choices=["steps", "provenance"], help="steps: print steps.txt's steps, one per "
+                   "line; provenance EXE OUT --by WHO: write OUT, a data file's provenance")
+    p.add_argument("exe", nargs="?", help="provenance: a step executable of the build that made the data")
+    p.add_argument("out", nargs="?", help="provenance: the JSON file to write (F.meta.json beside the data F.ext)")
+    p.add_argument("--by", help="provenance: the script that wrote the data")
+    args = p.parse_args(argv)
+    if args.what == "steps":
+        if args.exe or args.out or args.by:
+            raise UsageError("steps takes no arguments")
+        print("\n".join(read_steps()))
+        return 0
+    if not (args.exe and args.out and args.by):
+        raise UsageError("provenance needs EXE, OUT and --by WHO")
+    if not os.access(args.exe, os.X_OK) or Path(args.exe).is_dir():
+        raise UsageError(f"provenance: {args.exe} is not an executable")
+    check_can_create(Path(args.out).parent, "provenance OUT")
+    meta = provenance_of_exe(args.exe, args.by)
+    write_files({Path(args.out): json.dumps(meta, indent=1) + "\n"})
     return 0
 
 

@@ -6,6 +6,7 @@ executables replay a committed record (results/h100/progression/table.json), or 
 without a GPU; a fake ncu stands in for Nsight Compute.
 """
 
+import csv
 import json
 import os
 import re
@@ -571,10 +572,31 @@ class ShellScripts(ScriptCase):
         self.profile(build, 1, {"PATH": with_ncu, "FAKE_NCU": "fail"}, out, contains="==ERROR== the profiler")
         self.profile(build, 1, {"PATH": with_ncu, "FAKE_NCU": "empty"}, out, contains="no counters")
         self.assertFalse(out.exists())
-        self.profile(build, 0, {"PATH": with_ncu}, out)
+        self.assertFalse((out.parent / "profile.meta.json").exists())
+        self.profile(build, 0, {"PATH": with_ncu, "REDUCE_COMMIT": "0123456789ab"}, out)
         lines = out.read_text().splitlines()
         self.assertEqual(len(lines), 1 + len(STEPS))
         self.assertTrue(lines[1].startswith(f'"{STEPS[0]}",'))
+        meta = suite.read_provenance(out.parent / "profile.meta.json")  # what the fake step reports
+        record = json.loads((H100 / "table.json").read_text())["records"][0]
+        self.assertEqual((meta["commit"], meta["device"], meta["cuda_runtime"], meta["by"]),
+                         ("0123456789ab", record["device"], record["cuda_runtime"], "scripts/profile_steps.sh"))
+        self.assertEqual(sorted(p.name for p in out.parent.iterdir()), ["profile.csv", "profile.meta.json"])
+
+
+class Provenance(ScriptCase):
+    def test_bad_usage_and_a_failing_exe(self):
+        cli = [sys.executable, SCRIPTS / "suite.py", "provenance"]
+        out = self.tmp() / "x.meta.json"
+        self.run_script(cli, 2)
+        self.run_script([*cli, "/no/such/exe", out, "--by", "me"], 2, contains="not an executable")
+        build = self.fake_build()
+        self.run_script([*cli, build / "bin" / STEPS[0], out, "--by", "me"], 77, {"FAKE_GPU": "none"})
+        self.run_script([*cli, build / "bin" / STEPS[0], out, "--by", "me"], 1, {"FAKE_FAIL": STEPS[0]})
+        self.assertFalse(out.exists())
+        self.run_script([*cli, build / "bin" / STEPS[0], out, "--by", "me"], 0, {"REDUCE_COMMIT": "abc"})
+        self.assertEqual(suite.read_provenance(out)["commit"], "abc")
+        self.assertEqual(suite.provenance_path(Path("a/profile.csv")), Path("a/profile.meta.json"))
 
 
 class ResultsLayout(unittest.TestCase):
@@ -908,6 +930,49 @@ class UpdateReadme(ScriptCase):
             with self.subTest(text=text):
                 profile.write_text(text)
                 self.refused(contains="profile.csv")
+
+    def test_each_block_keeps_its_own_files_provenance(self):
+        """A table.json measured at a newer commit changes the blocks made from it and no other: the
+        profile, variants and ablation blocks keep the commit in their own files' provenance."""
+        own = {name: suite.read_provenance(self.main_record() / name)["commit"]
+               for name in ("profile.meta.json", "variants.meta.json", "ablation.meta.json")}
+        self.new_commit()
+        self.update(code=0, one_line=False)
+        self.update("--check", code=0)
+        step = STEPS[1]
+        text = (self.repo / step / "README.md").read_text()
+        self.assertIn("`0123456789ab`", suite.block_between_markers(text, "measured"))
+        profile = suite.block_between_markers(text, "profile").split("\n\n")[0]
+        self.assertIn(f"commit `{own['profile.meta.json']}`", profile)
+        self.assertNotIn("0123456789ab", profile)
+        notes = (self.repo / "PERF_NOTES.md").read_text()
+        variants = suite.block_between_markers(notes, "variants:atomics")
+        self.assertIn(f"commit `{own['variants.meta.json']}`", variants)
+        self.assertNotIn("0123456789ab", variants)
+        tiles = (self.repo / "10_loads_in_flight" / "README.md").read_text()
+        ablation = suite.block_between_markers(tiles, "ablation:h200")
+        self.assertIn(f"commit `{own['ablation.meta.json']}`", ablation)
+        self.assertNotIn("0123456789ab", ablation)
+
+    def test_a_data_file_without_its_provenance_is_refused(self):
+        for name in ("profile.meta.json", "variants.meta.json", "ablation.meta.json"):
+            with self.subTest(name=name):
+                path = self.main_record() / name
+                kept = path.read_text()
+                path.unlink()
+                self.refused(contains=name)
+                path.write_text('{"commit": "abc"}\n')
+                self.refused(contains="lacks")
+                path.write_text(kept)
+
+    def test_unknown_provenance_is_said_so(self):
+        path = self.main_record() / "profile.meta.json"
+        meta = json.loads(path.read_text())
+        meta.update(commit=None, date=None, cuda_runtime=None)
+        path.write_text(json.dumps(meta))
+        self.update(code=0, one_line=False)
+        profile = suite.block_between_markers((self.repo / STEPS[0] / "README.md").read_text(), "profile")
+        self.assertIn("(`scripts/profile_steps.sh`), date unknown, commit unknown.", profile)
 
     def test_fewer_sizes_need_force(self):
         sweep = self.main_record() / "sweep.csv"

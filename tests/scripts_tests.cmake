@@ -3,7 +3,8 @@
 #   scripts.bad_input   every script on bad input: exit 2, 1 or 77 with one line, never a traceback,
 #                       nothing written over data (fake step executables replay committed records);
 #                       run_all's copy of the steps' option grammar against a built step; update_readme's
-#                       --check failures and all-or-nothing writes; compare's verdicts
+#                       --check failures and all-or-nothing writes, each block labelled from its own data
+#                       file's provenance; compare's verdicts
 #   scripts.readme_blocks  update_readme --check: every generated block of every README matches results/
 #   scripts.lesson.A.B  one per neighbouring pair of steps.txt: the kernel files' diff stays within the
 #                       budget of changed code lines (scripts/suite.py LESSON_BUDGET); skipped, with the
