@@ -7,6 +7,7 @@
 #   env: CUDAARCHS   architectures to build (default: native)
 #        LOG_DIR     where the logs go (default: <build-dir>/logs)
 #        JOBS        parallel build and test jobs (default: all cores)
+#        SANITIZER_JOBS  compute-sanitizer runs at a time (default 1; each run is small, the GPU is shared)
 #        CHECKS      which checks after the build, of: tests sanitizer table (default all three); a
 #                    device call too short for all of them can run them in two calls
 set -uo pipefail
@@ -23,6 +24,8 @@ for c in $checks; do
 done
 [ -n "${checks// /}" ] || { echo "check_gpu: CHECKS is empty: name one or more of tests sanitizer table" >&2; exit 2; }
 want() { [[ $checks == *" $1 "* ]]; }
+san_jobs=${SANITIZER_JOBS:-1}
+[[ $san_jobs =~ ^[1-9][0-9]*$ ]] || { echo "check_gpu: SANITIZER_JOBS '$san_jobs': expected a positive number" >&2; exit 2; }
 steps=$(python3 "$root/scripts/suite.py" steps) || exit 1
 build=${1:-$root/build/gpu}
 logs=${LOG_DIR:-$build/logs}
@@ -79,25 +82,33 @@ fi
 
 # 3. compute-sanitizer: four tools x every step of steps.txt x two sizes (one element; a non-power of
 #    two with partial blocks and several passes). read_ceiling is not a step: it has no result to check.
+#    SANITIZER_JOBS runs go at a time (default 1), each into its own log; sanitizer.log joins them in
+#    the order of the runs, whatever order they finished in.
 if want sanitizer; then
   start=$SECONDS
+  san_dir="$logs/sanitizer_runs"
+  rm -rf "$san_dir" && mkdir -p "$san_dir"
   san_runs=0
   san_bad=()
-  : >"$logs/sanitizer.log"
+  # sanitize LABEL HEADER ENV... -- COMMAND...: one run in the background, at most san_jobs at a time
+  sanitize() {
+    local label=$1 header=$2 id
+    shift 2
+    while [ "$(jobs -rp | wc -l)" -ge "$san_jobs" ]; do wait -n; done
+    san_runs=$((san_runs + 1))
+    id=$(printf '%05d' "$san_runs")
+    echo "$label" >"$san_dir/$id.label"
+    ( echo "$header" >"$san_dir/$id.log"; "$@" >>"$san_dir/$id.log" 2>&1; echo $? >"$san_dir/$id.rc" ) &
+  }
   for step in $steps; do
     exe="$build/bin/$step"
     [ -x "$exe" ] || { san_bad+=("$step(not built)"); continue; }
     for tool in memcheck racecheck synccheck initcheck; do
       for n in 1 100003; do
-        log="$logs/sanitizer.log"
-        echo "=== $tool $step --n $n" >>"$log"
         extra=()
         [ "$tool" = memcheck ] && extra=(--leak-check full)
-        compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 99 \
-          "$exe" --n "$n" --iters 2 --warmup 1 --cpu-runs 0 --pattern int >>"$log" 2>&1
-        rc=$?
-        san_runs=$((san_runs + 1))
-        [ "$rc" -eq 0 ] || san_bad+=("$tool/$step/n=$n(rc=$rc)")
+        sanitize "$tool/$step/n=$n" "=== $tool $step --n $n" compute-sanitizer --tool "$tool" "${extra[@]}" \
+          --error-exitcode 99 "$exe" --n "$n" --iters 2 --warmup 1 --cpu-runs 0 --pattern int
       done
     done
   done
@@ -112,18 +123,24 @@ if want sanitizer; then
       tools=$(echo "$tools" | tr -d ' ')
       case $tools in ""|\#*) continue ;; all) tools=memcheck,racecheck,synccheck,initcheck ;; esac
       for tool in ${tools//,/ }; do
-        echo "=== $tool $step $args" >>"$logs/sanitizer.log"
         # --report-api-errors no: libraries (NCCL) probe kernels of other architectures and count the
         # refusal as an API error; memory and race errors still count.
         # shellcheck disable=SC2086  # args is a list of arguments
-        NCCL_NVLS_ENABLE=0 compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 99 \
-          "$exe" $args >>"$logs/sanitizer.log" 2>&1
-        rc=$?
-        san_runs=$((san_runs + 1))
-        [ "$rc" -eq 0 ] || san_bad+=("$tool/$step/$(echo $args | tr ' ' '_')(rc=$rc)")
+        sanitize "$tool/$step/$(echo $args | tr ' ' '_')" "=== $tool $step $args" env NCCL_NVLS_ENABLE=0 \
+          compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 99 "$exe" $args
       done
     done <"$folder/sanitize.args"
   done
+  wait
+  : >"$logs/sanitizer.log"
+  for label in "$san_dir"/*.label; do
+    [ -e "$label" ] || continue
+    id=${label%.label}
+    cat "$id.log" >>"$logs/sanitizer.log" 2>/dev/null
+    rc=$(cat "$id.rc" 2>/dev/null || echo none)
+    [ "$rc" = 0 ] || san_bad+=("$(cat "$label")(rc=$rc)")
+  done
+  rm -rf "$san_dir"
   clean_errors=$(grep -c 'ERROR SUMMARY: 0 errors' "$logs/sanitizer.log")
   clean_races=$(grep -c 'RACECHECK SUMMARY: 0 hazards' "$logs/sanitizer.log")
   if [ ${#san_bad[@]} -eq 0 ]; then

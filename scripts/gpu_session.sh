@@ -6,26 +6,32 @@
 #
 #   PARTS="table sweep" scripts/gpu_session.sh OUT [build-dir]        default build dir: build/gpu
 #   parts: table     scripts/run_all (the speedup table, read ceiling)      -> table/
-#          sweep     scripts/run_all --sweep (n = 2^10 .. 2^30)              -> sweep/
+#          sweep     scripts/run_all --sweep (n = 2^10 .. 2^30; SWEEP_RANGE=a:b only 2^a .. 2^b, a
+#                    part that scripts/merge_sweep joins with the others)    -> sweep/
 #          profile   scripts/profile_steps.sh (ncu counters)                 -> profile.csv, profile.meta.json
 #          ablation  perf_variants ablation (step 09 against step 10)        -> ablation.txt, ablation.meta.json
+#          variants  perf_variants' sets of PERF_SETS (default "atomics;latency;tiles", as measure_gpu.sh)
+#                                                                            -> variants.txt, variants.meta.json
 #          sass      scripts/sass_excerpt (main loops of 09 and 10)          -> sass/ (with meta.json)
 #          tests     every test (ctest), GPU tests running; TESTS_REGEX narrows it -> tests.log, junit.xml
-#          sanitizer scripts/check_gpu.sh's compute-sanitizer pass           -> sanitizer.log
+#          sanitizer scripts/check_gpu.sh's compute-sanitizer pass, SANITIZER_JOBS (default 4) runs at
+#                    a time                                                  -> sanitizer.log
 #          beyond    scripts/measure for every step of beyond.txt (BEYOND narrows it) -> <step>/
 #          bits      15_reproducible_bits --check 15_reproducible/reproducible_bits.txt -> bits/check.txt
-#   env: JOBS (default 16), DEADLINE (seconds: parts past it are skipped or stopped, so that the archive
-#        is still written inside a device call's limit), REDUCE_COMMIT (names the commit where .git is absent)
-#   Where the parts' files belong in the repository (README.md's Layout): table/, sweep/, profile.*,
-#   ablation.*, sass/ -> results/<gpu>/progression/; <step>/ -> results/<gpu>/<step>/; summary.txt ->
-#   results/<gpu>/progression/gpu_check_<commit>.txt; bits/check.txt is this GPU's comparison with the
-#   committed bits (exit 1 on a difference), nothing to copy.
+#   env: JOBS (default 16), TEST_JOBS (ctest -j, default 4), SWEEP_RANGE, SANITIZER_JOBS, DEADLINE
+#        (seconds: parts past it are skipped or stopped, so that the archive is still written inside a
+#        device call's limit), REDUCE_COMMIT (names the commit where .git is absent)
+#   Where the parts' files belong in the repository (README.md's Layout): table/, sweep/ (or the parts
+#   joined by scripts/merge_sweep), profile.*, ablation.*, variants.*, sass/ -> results/<gpu>/progression/;
+#   <step>/ -> results/<gpu>/<step>/; summary.txt -> results/<gpu>/progression/gpu_check_<commit>.txt;
+#   bits/check.txt is this GPU's comparison with the committed bits (exit 1 on a difference), nothing
+#   to copy. PERF_NOTES.md's "Regenerating every record" lists the calls for both GPUs.
 # Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage="usage: PARTS=\"...\" scripts/gpu_session.sh OUT [build-dir]"
 case "${1:-}" in
-  -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
   "") echo "gpu_session: no OUT folder given ($usage)" >&2; exit 2 ;;
 esac
 out=$1
@@ -33,10 +39,14 @@ build=${2:-$root/build/gpu}
 jobs=${JOBS:-16}
 parts=" ${PARTS:-table} "
 for p in $parts; do
-  case $p in table|sweep|profile|ablation|sass|tests|sanitizer|beyond|bits) ;;
+  case $p in table|sweep|profile|ablation|variants|sass|tests|sanitizer|beyond|bits) ;;
     *) echo "gpu_session: PARTS: unknown part '$p'" >&2; exit 2 ;;
   esac
 done
+[[ -z ${SWEEP_RANGE:-} || $SWEEP_RANGE =~ ^[0-9]+:[0-9]+$ ]] ||
+  { echo "gpu_session: SWEEP_RANGE '$SWEEP_RANGE': expected MIN:MAX exponents, e.g. 10:24" >&2; exit 2; }
+[[ ${SANITIZER_JOBS:-4} =~ ^[1-9][0-9]*$ ]] ||
+  { echo "gpu_session: SANITIZER_JOBS '${SANITIZER_JOBS}': expected a positive number" >&2; exit 2; }
 mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || { echo "gpu_session: cannot write into $out" >&2; exit 2; }
 nvidia-smi -L >/dev/null 2>&1 || { echo "gpu_session: no GPU visible (nvidia-smi -L failed)" >&2; exit 77; }
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
@@ -67,6 +77,20 @@ want sass && part sass "$root/scripts/sass_excerpt" "$build" "$work/sass"
 first=$(python3 "$root/scripts/suite.py" steps | head -n 1)
 want ablation && part ablation bash -c "set -o pipefail; '$build/bin/perf/perf_variants' ablation | tee '$work/ablation.txt' &&
   python3 '$root/scripts/suite.py' provenance '$build/bin/$first' '$work/ablation.meta.json' --by 'perf/variants.cu, set ablation (scripts/gpu_session.sh)'"
+# shellcheck disable=SC2317  # run by bash -c (exported below)
+variants() {  # each set of PERF_SETS into variants.txt, then its provenance
+  local set rc=0
+  IFS=';' read -ra sets <<<"${PERF_SETS:-atomics;latency;tiles}"
+  for set in "${sets[@]}"; do
+    # shellcheck disable=SC2086  # "ends 24 28 30" is a set and its sizes
+    "$build/bin/perf/perf_variants" $set >>"$work/variants.txt" || rc=1
+    echo >>"$work/variants.txt"
+  done
+  [ $rc -eq 0 ] && python3 "$root/scripts/suite.py" provenance "$build/bin/$first" "$work/variants.meta.json" \
+    --by "perf/variants.cu (scripts/gpu_session.sh)"
+}
+export -f variants && export build work root first  # timeout runs a program: bash -c variants
+want variants && part variants bash -c variants
 want table && part table "$root/scripts/run_all" --no-build --build-dir "$build" --out "$work/table"
 want beyond && for s in $(sed -e 's/#.*//' -e '/^ *$/d' "$root/beyond.txt"); do
   [ -z "${BEYOND:-}" ] || [[ " $BEYOND " == *" ${s%%_*} "* ]] || continue
@@ -80,10 +104,11 @@ want tests && part tests bash -c "cd '$build' && ctest -j${TEST_JOBS:-4} --timeo
   ${TESTS_EXCLUDE:+-E '$TESTS_EXCLUDE'}; rc=\$?; cp junit.xml '$work/' 2>/dev/null; tail -n 40 Testing/Temporary/LastTest.log >/dev/null; exit \$rc"
 want tests && grep -E "tests passed|tests failed|Total Test time" "$work/tests.log" | tee -a "$summary"
 want tests && "$root/scripts/skip_reasons" "$build" 2>&1 | tail -n 12 | tee -a "$summary"
-want sanitizer && part sanitizer env CHECKS=sanitizer CUDAARCHS=90 LOG_DIR="$work/sanitizer_logs" "$root/scripts/check_gpu.sh" "$build"
+want sanitizer && part sanitizer env CHECKS=sanitizer CUDAARCHS=90 SANITIZER_JOBS="${SANITIZER_JOBS:-4}" LOG_DIR="$work/sanitizer_logs" "$root/scripts/check_gpu.sh" "$build"
 want sanitizer && grep -E "compute-sanitizer|FAIL" "$work/sanitizer.log" | tee -a "$summary"
 want profile && part profile "$root/scripts/profile_steps.sh" -o "$work/profile.csv" "$build"
-want sweep && part sweep "$root/scripts/run_all" --no-build --build-dir "$build" --out "$work/sweep" --sweep
+want sweep && part sweep "$root/scripts/run_all" --no-build --build-dir "$build" --out "$work/sweep" --sweep \
+  ${SWEEP_RANGE:+--sweep-range "$SWEEP_RANGE"}
 
 # No machine's folder names in a summary that may be committed: paths inside the checkout made relative.
 sed -i -e "s#$root/##g" -e "s#$out/##g" "$summary"

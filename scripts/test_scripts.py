@@ -584,6 +584,125 @@ class ShellScripts(ScriptCase):
         self.assertEqual(sorted(p.name for p in out.parent.iterdir()), ["profile.csv", "profile.meta.json"])
 
 
+FAKE_SANITIZER = r'''#!{python}
+"""A fake compute-sanitizer: --tool T ... EXE ARGS; runs EXE, fails (99) where FAKE_SAN_FAIL names T/EXE."""
+import os, subprocess, sys, time, zlib
+args = sys.argv[1:]
+tool = args[args.index("--tool") + 1]
+exe = next(a for a in args if "/" in a)
+time.sleep((zlib.crc32(" ".join(args).encode()) % 5) / 100)  # finish out of order
+rc = subprocess.run([exe, *args[args.index(exe) + 1:]], capture_output=True).returncode
+print(f"========= fake {{tool}} {{os.path.basename(exe)}}")
+print("========= RACECHECK SUMMARY: 0 hazards displayed" if tool == "racecheck" else "========= ERROR SUMMARY: 0 errors")
+sys.exit(99 if f"{{tool}}/{{os.path.basename(exe)}}" in os.environ.get("FAKE_SAN_FAIL", "").split(",") else rc)
+'''
+
+
+class CheckGpuSanitizer(ScriptCase):
+    """check_gpu.sh's compute-sanitizer pass with SANITIZER_JOBS runs at a time: the log in the runs'
+    order, every run counted, a failing run named (fake cmake, nvidia-smi, nvcc and compute-sanitizer)."""
+
+    def fakes(self):
+        folder = self.tmp()
+        write_exe(folder / "cmake", "#!/bin/sh\nexit 0\n")
+        write_exe(folder / "nvidia-smi", "#!/bin/sh\necho 'Fake GPU, 1.0'\n")
+        write_exe(folder / "nvcc", "#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.0'\n")
+        write_exe(folder / "compute-sanitizer", FAKE_SANITIZER.format(python=sys.executable))
+        return f"{folder}:{self.tool_path('printf')}"
+
+    def check(self, jobs, code, fail=""):
+        logs = self.tmp()
+        proc = self.run_script(["bash", SCRIPTS / "check_gpu.sh", self.fake_build()], code,
+                               {"PATH": self.fakes(), "CHECKS": "sanitizer", "SANITIZER_JOBS": str(jobs),
+                                "LOG_DIR": str(logs), "FAKE_SAN_FAIL": fail}, one_line=False)
+        return proc.stdout, (logs / "sanitizer.log").read_text(), logs
+
+    def test_parallel_runs_log_as_the_serial_ones(self):
+        runs = len(STEPS) * 4 * 2
+        out1, log1, _ = self.check(1, 0)
+        out4, log4, logs = self.check(4, 0)
+        self.assertEqual(log1, log4)
+        self.assertIn(f"({runs} runs,", out4)
+        self.assertEqual(log4.count("ERROR SUMMARY: 0 errors") + log4.count("RACECHECK SUMMARY: 0 hazards"), runs)
+        headers = [line for line in log4.splitlines() if line.startswith("=== ")]
+        self.assertEqual(headers[:2], [f"=== memcheck {STEPS[0]} --n 1", f"=== memcheck {STEPS[0]} --n 100003"])
+        self.assertFalse((logs / "sanitizer_runs").exists())
+
+    def test_a_failing_run_is_named(self):
+        out, _, _ = self.check(3, 1, fail=f"racecheck/{STEPS[2]}")
+        self.assertIn(f"racecheck/{STEPS[2]}/n=1(rc=99)", out)
+        self.assertIn(f"racecheck/{STEPS[2]}/n=100003(rc=99)", out)
+
+    def test_bad_jobs(self):
+        for bad in ("0", "x", "-1"):
+            self.run_script(["bash", SCRIPTS / "check_gpu.sh", self.tmp()], 2,
+                            {"PATH": self.fakes(), "SANITIZER_JOBS": bad}, contains="SANITIZER_JOBS")
+
+
+class MergeSweep(ScriptCase):
+    """scripts/merge_sweep: the parts of one sweep (run_all --sweep --sweep-range) into one."""
+
+    MERGE = [sys.executable, SCRIPTS / "merge_sweep"]
+
+    def parts(self, split=2 ** 25, dates=("2026-11-22", "2026-11-22")):
+        rows = SWEEP.read_text().splitlines(True)
+        header, body = rows[0], rows[1:]
+        n = next(csv.reader([header])).index("n")
+        folders = []
+        for keep, date in ((lambda k: k < split, dates[0]), (lambda k: k >= split, dates[1])):
+            folder = self.tmp()
+            (folder / "sweep.csv").write_text(header + "".join(r for r in body
+                                                               if keep(int(float(next(csv.reader([r]))[n])))))
+            meta = json.loads((SWEEP.parent / "sweep_meta.json").read_text())
+            meta["date"] = date
+            (folder / "sweep_meta.json").write_text(json.dumps(meta))
+            folders.append(folder)
+        return folders
+
+    def test_the_parts_give_the_whole_sweep_back(self):
+        a, b = self.parts(dates=("2026-11-22", "2026-11-23"))
+        out = self.tmp() / "out"
+        self.run_script([*self.MERGE, out, b, a], 0, one_line=False)
+        self.assertEqual((out / "sweep.csv").read_text(), SWEEP.read_text())
+        meta = json.loads((out / "sweep_meta.json").read_text())
+        self.assertEqual(meta["date"], "2026-11-22 to 2026-11-23")
+        self.assertEqual([r["range"] for r in meta["parts"]], ["2^10..2^24", "2^25..2^30"])
+        # a part added to a sweep already there: OUT named as a part too; a point twice is refused
+        c, d = self.parts(split=2 ** 28)
+        (out / "sweep.csv").write_text("".join(SWEEP.read_text().splitlines(True)[:-39]))  # 2^28..2^30 gone
+        self.run_script([*self.MERGE, out, out, d], 0, one_line=False)
+        self.assertEqual((out / "sweep.csv").read_text(), SWEEP.read_text())
+        self.run_script([*self.MERGE, out, out, c], 1, contains="in both")
+
+    def test_parts_that_do_not_belong_together(self):
+        a, b = self.parts()
+        out = self.tmp() / "out"
+        for key, value in (("commit", "0123456789ab"), ("device", "NVIDIA H100"), ("args", ["--pattern", "int"])):
+            with self.subTest(key=key):
+                meta = json.loads((b / "sweep_meta.json").read_text())
+                kept = dict(meta)
+                meta[key] = value
+                (b / "sweep_meta.json").write_text(json.dumps(meta))
+                self.run_script([*self.MERGE, out, a, b], 1, contains=key)
+                (b / "sweep_meta.json").write_text(json.dumps(kept))
+        for commit in ("unknown", "683f81d55927+dirty"):
+            meta = json.loads((a / "sweep_meta.json").read_text())
+            meta["commit"] = commit
+            (a / "sweep_meta.json").write_text(json.dumps(meta))
+            self.run_script([*self.MERGE, out, a, b], 1, contains=commit)
+        self.run_script([*self.MERGE, out, b, b], 2, contains="twice")
+        self.run_script([*self.MERGE, out, b, self.tmp()], 1, contains="sweep.csv")
+        self.run_script([*self.MERGE, out], 2)
+        self.assertFalse(out.exists())
+
+    def test_under_results_points_are_not_dropped(self):
+        a, _ = self.parts()
+        out = suite.RESULTS / "h200" / "progression"
+        before = SWEEP.read_text()
+        self.run_script([*self.MERGE, out, a], 2, contains="--force")
+        self.assertEqual(SWEEP.read_text(), before)
+
+
 class Provenance(ScriptCase):
     def test_bad_usage_and_a_failing_exe(self):
         cli = [sys.executable, SCRIPTS / "suite.py", "provenance"]

@@ -4,7 +4,7 @@
 #                       nothing written over data (fake step executables replay committed records);
 #                       run_all's copy of the steps' option grammar against a built step; update_readme's
 #                       --check failures and all-or-nothing writes, each block labelled from its own data
-#                       file's provenance; compare's verdicts
+#                       file's provenance; compare's verdicts; merge_sweep; check_gpu.sh's parallel sanitizer
 #   scripts.readme_blocks  update_readme --check: every generated block of every README matches results/
 #   scripts.lesson.A.B  one per neighbouring pair of steps.txt: the kernel files' diff stays within the
 #                       budget of changed code lines (scripts/suite.py LESSON_BUDGET); skipped, with the
