@@ -1,7 +1,8 @@
-// Step 15 on the GPU: the same bits for every grid from 1 to 4 x the SM count and every block size
-// (and those bits are the CPU model's, order.hpp), while step 10's bits change with the launch; the
+// Step 15 on the GPU: the same bits for every grid from 1 to 4 x the SM count, every block size and
+// both finishes (and those bits are the CPU model's, order.hpp), while step 10's bits change with the launch; the
 // same bits for misaligned starts, and for the tiles summed in shards (any split on tile boundaries)
-// and combined apart; n > 2^31; NaN and infinities; the input untouched and the counter left zero. Every test skips, with the reason, where no CUDA device is present.
+// and combined apart; n > 2^31; NaN and infinities; the input untouched and the counter and the slots left
+// zero. Every test skips, with the reason, where no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -86,8 +87,9 @@ struct DeviceInput {
 
 // Runs every configuration on one shared, zero-filled scratch, one output slot each, and returns the
 // results in order. The scratch must come back zero-filled after every run (checked at the end).
+// Step 15 runs with the finish asked for (reproducible.cuh).
 std::vector<float> run_all(const reduce::Step& step, const float* in, std::int64_t n,
-                           const std::vector<reduce::LaunchConfig>& cfgs) {
+                           const std::vector<reduce::LaunchConfig>& cfgs, repro::Finish finish = repro::Finish::flags) {
   std::size_t bytes = 1;
   for (const auto& c : cfgs) bytes = std::max(bytes, step.scratch_bytes(n, c));
   reduce::DeviceBuffer<unsigned char> scratch(bytes);
@@ -96,16 +98,15 @@ std::vector<float> run_all(const reduce::Step& step, const float* in, std::int64
   CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, bytes, stream.get()));
   CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream.get()));  // NaN: an unwritten slot fails
   for (std::size_t k = 0; k < cfgs.size(); ++k)
-    CUDA_CHECK(step.launch(in, n, out.get() + k, {scratch.get(), bytes}, cfgs[k], stream.get()));
+    CUDA_CHECK(&step == &repro::kStep
+                   ? repro::launch(in, n, out.get() + k, {scratch.get(), bytes}, cfgs[k], finish, stream.get())
+                   : step.launch(in, n, out.get() + k, {scratch.get(), bytes}, cfgs[k], stream.get()));
   std::vector<float> results(cfgs.size());
   CUDA_CHECK(cudaMemcpyAsync(results.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost, stream.get()));
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   if (step.needs_zeroed_scratch) {
-    // Step 15 needs only its counter (the first 16 bytes) zero-filled; its tile sums are written
-    // before they are read (reproducible.cuh). Other steps leave all of it zero-filled.
-    const std::size_t zero = &step == &repro::kStep ? std::min<std::size_t>(16, bytes) : bytes;
-    std::vector<unsigned char> back(zero);
-    CUDA_CHECK(cudaMemcpy(back.data(), scratch.get(), zero, cudaMemcpyDeviceToHost));
+    std::vector<unsigned char> back(bytes);
+    CUDA_CHECK(cudaMemcpy(back.data(), scratch.get(), bytes, cudaMemcpyDeviceToHost));
     EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](unsigned char c) { return c == 0; }))
         << step.name << " left its scratch non-zero (n=" << n << ")";
   }
@@ -128,23 +129,27 @@ std::vector<reduce::LaunchConfig> every_grid_and_block() {
 
 class GridAndBlock : public ::testing::TestWithParam<std::int64_t> {};
 
-TEST_P(GridAndBlock, GiveTheModelsBitsForEveryPattern) {
+TEST_P(GridAndBlock, GiveTheModelsBitsForEveryPatternAndBothFinishes) {
   SKIP_WITHOUT_GPU();
   const std::int64_t n = GetParam();
   const auto cfgs = every_grid_and_block();
-  for (Kind k : {Kind::uniform, Kind::mixed, Kind::integers, Kind::cancelling}) {
-    const std::vector<float> host = make_input(n, k);
-    const float model = repro::model_sum(host.data(), n);
-    DeviceInput in(host, n);
-    const std::vector<float> got = run_all(repro::kStep, in.get(), n, cfgs);
-    int differ = 0;
-    for (std::size_t c = 0; c < cfgs.size(); ++c)
-      if (bits_of(got[c]) != bits_of(model) && differ++ < 3)
-        ADD_FAILURE() << "n=" << n << " " << name_of(k) << " grid=" << cfgs[c].grid << " block=" << cfgs[c].block
-                      << ": " << repro::bits_text(got[c]) << " (" << got[c] << "), the order's model gives "
-                      << repro::bits_text(model) << " (" << model << ")";
-    EXPECT_EQ(differ, 0) << "n=" << n << " " << name_of(k) << ": " << differ << " of " << cfgs.size() << " launches differ";
-    if (k == Kind::integers) EXPECT_EQ(model, repro::exact_sum(host.data(), n).to_float()) << "n=" << n;
+  for (repro::Finish finish : {repro::Finish::flags, repro::Finish::counter}) {
+    for (Kind k : {Kind::uniform, Kind::mixed, Kind::integers, Kind::cancelling}) {
+      const std::vector<float> host = make_input(n, k);
+      const float model = repro::model_sum(host.data(), n);
+      DeviceInput in(host, n);
+      const std::vector<float> got = run_all(repro::kStep, in.get(), n, cfgs, finish);
+      int differ = 0;
+      for (std::size_t c = 0; c < cfgs.size(); ++c)
+        if (bits_of(got[c]) != bits_of(model) && differ++ < 3)
+          ADD_FAILURE() << "n=" << n << " " << name_of(k) << " finish=" << repro::to_string(finish)
+                        << " grid=" << cfgs[c].grid << " block=" << cfgs[c].block << ": " << repro::bits_text(got[c])
+                        << " (" << got[c] << "), the order's model gives " << repro::bits_text(model) << " (" << model
+                        << ")";
+      EXPECT_EQ(differ, 0) << "n=" << n << " " << name_of(k) << " finish=" << repro::to_string(finish) << ": " << differ
+                           << " of " << cfgs.size() << " launches differ";
+      if (k == Kind::integers) EXPECT_EQ(model, repro::exact_sum(host.data(), n).to_float()) << "n=" << n;
+    }
   }
 }
 
@@ -152,6 +157,30 @@ TEST_P(GridAndBlock, GiveTheModelsBitsForEveryPattern) {
 INSTANTIATE_TEST_SUITE_P(Sizes, GridAndBlock,
                          ::testing::Values(1, 31, 4097, (1 << 20) + 3, (1 << 24) - 1, (1 << 25) + 7),
                          [](const auto& info) { return "n" + std::to_string(info.param); });
+
+// Which finish a launch takes: the flag finish for the default grid where the device launches
+// cooperatively (the H100 and the H200 do), the counter where asked for or where the grid is larger
+// than fits on the device at once (the grid test above runs such grids, so both finishes are covered).
+TEST(Finish, FlagsForTheDefaultGridCounterForGridsThatDoNotFit) {
+  SKIP_WITHOUT_GPU();
+  const int sms = sm_count();
+  int cooperative = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, 0), cudaSuccess);
+  repro::Finish used = repro::Finish::flags;
+  std::int64_t grid = 0;
+  for (std::int64_t n : {std::int64_t{1}, std::int64_t{1} << 20, std::int64_t{1} << 26}) {
+    ASSERT_EQ(repro::finish_for(n, reduce::LaunchConfig{512, 0, sms}, repro::Finish::flags, &used, &grid), cudaSuccess);
+    EXPECT_EQ(used, cooperative ? repro::Finish::flags : repro::Finish::counter) << "n=" << n;
+    EXPECT_GE(grid, 2) << "n=" << n << ": block 0 collects, so the flag finish needs a reading block beside it";
+    ASSERT_EQ(repro::finish_for(n, reduce::LaunchConfig{512, 0, sms}, repro::Finish::counter, &used, &grid), cudaSuccess);
+    EXPECT_EQ(used, repro::Finish::counter) << "n=" << n;
+  }
+  // 1024 threads: at most 2 blocks per SM (2048 threads), so 4 x SMs blocks cannot all be resident.
+  ASSERT_EQ(repro::finish_for(1 << 26, reduce::LaunchConfig{1024, 0, sms, 4 * sms}, repro::Finish::flags, &used, &grid),
+            cudaSuccess);
+  EXPECT_EQ(used, repro::Finish::counter);
+  EXPECT_EQ(grid, 4 * sms);
+}
 
 // The lesson: step 10's grouping follows its launch, so its bits change with the block size and with
 // the SM count it is told (its grid is SMs x resident blocks per SM). This step's do not.
@@ -260,8 +289,8 @@ TEST(SpecialValues, PropagateAsIeeeAdditionDoes) {
   }
 }
 
-// Runs on different sizes share one scratch (run_all checks it comes back zero-filled), the input is
-// never written, and n = 0 gives +0.
+// Each size's runs come back with the scratch zero-filled (run_all checks it), the input is never
+// written, and n = 0 gives +0.
 TEST(Contract, InputUnchangedScratchZeroedEmptyIsZero) {
   SKIP_WITHOUT_GPU();
   const int sms = sm_count();
@@ -272,6 +301,35 @@ TEST(Contract, InputUnchangedScratchZeroedEmptyIsZero) {
     for (float v : got) EXPECT_EQ(bits_of(v), bits_of(repro::model_sum(host.data(), n))) << "n=" << n;
     if (n == 0) EXPECT_EQ(bits_of(got[0]), 0u);
     EXPECT_TRUE(reduce::device_equals_host(in.get(), host.data(), n)) << "n=" << n << ": the input was modified";
+  }
+}
+
+// One scratch for launches of several sizes and both finishes in turn, small to large and back: every
+// launch leaves the whole scratch empty, whichever finish ran before it and whatever its n.
+TEST(Contract, OneScratchServesEverySizeAndBothFinishes) {
+  SKIP_WITHOUT_GPU();
+  const int sms = sm_count();
+  const std::vector<std::int64_t> sizes = {1000, (1 << 24) + 5, 4097, (1 << 22) + 3, 1, (1 << 24) + 5, 1000};
+  const reduce::LaunchConfig cfg{256, 0, sms};
+  std::size_t bytes = 1;
+  for (std::int64_t n : sizes) bytes = std::max(bytes, repro::scratch_bytes(n, cfg));
+  const std::vector<float> host = make_input(sizes[1], Kind::cancelling);
+  DeviceInput in(host, sizes[1]);
+  reduce::DeviceBuffer<unsigned char> scratch(bytes);
+  reduce::DeviceBuffer<float> out(2 * sizes.size());
+  reduce::Stream stream;
+  CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, bytes, stream.get()));
+  for (std::size_t k = 0; k < 2 * sizes.size(); ++k) {
+    const auto finish = k % 2 ? repro::Finish::counter : repro::Finish::flags;
+    CUDA_CHECK(repro::launch(in.get(), sizes[k / 2], out.get() + k, {scratch.get(), bytes}, cfg, finish, stream.get()));
+  }
+  std::vector<float> got(2 * sizes.size());
+  CUDA_CHECK(cudaMemcpyAsync(got.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    const std::int64_t n = sizes[k / 2];
+    EXPECT_EQ(bits_of(got[k]), bits_of(repro::model_sum(host.data(), n)))
+        << "n=" << n << " finish=" << (k % 2 ? "counter" : "flags") << " (launch " << k << " on the shared scratch)";
   }
 }
 
