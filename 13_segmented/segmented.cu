@@ -7,26 +7,29 @@
 // every segment is summed by whoever fits its length:
 //   len <= kThreadMax (32)   a thread, when the other segments of its batch of 32 consecutive ones are
 //                            that short too: the warp copies the batch (at most 1024 floats, contiguous)
-//                            into shared memory with coalesced loads, then each lane adds its own segment
-//                            serially from there;
+//                            into shared memory with asynchronous copies (cp.async, all in flight at
+//                            once), then each lane adds its own segment serially from there;
 //   len <= kWarpMax (2048)   a warp (so is a short segment in a batch with a longer one): float4 loads,
 //                            four in flight, then a shuffle tree (step 06's warp sum);
 //   len <= kTile             the block of the tile where the segment begins, the same way with 256 threads;
 //   len >  kTile             several blocks: every tile the segment touches adds its part (the segment's
-//                            first tile into slot 2t, any other into slot 2t+1), and a second, tiny kernel
+//                            first tile into slot 2t, any other into slot 2t+1), and a last, tiny kernel
 //                            adds those parts in tile order. No float atomics: the same bits every run.
-// Which segments a tile owns needs no classification pass: block t finds, by a warp-wide 32-ary search
-// of the offsets, the segments that begin in its tile, and the one that covers its first float.
+// Which segments a tile owns needs no classification pass: a first, small kernel finds, by a warp-wide
+// 32-ary search of the offsets per tile, the first segment that begins in each tile, all tiles at once.
+// Block t then walks its batches of 32 segments: warp w takes batches w, w + 8, ..., sums each batch of
+// tiny segments itself and lists the others, which all warps then share.
 // The bounds keep every segment's longest chain of additions under the suite's tolerance rule
 // (2 sqrt(len) + 64): a thread adds at most 32 floats in a row, a warp's lane at most 64 + 5, a block's
 // thread at most 64 + 8, and the long path 64 + 8 per tile plus len / kTile / 256 + 8 across tiles.
 // The fixed-size mode (--segment-size L) reads no offsets: the same kernels with offsets[s] = s L
-// computed instead of loaded; and where L is a multiple of 4 up to 32 on 16-byte aligned input, a
+// computed instead of loaded (each block searches its own tile there, in arithmetic); and where L is a multiple of 4 up to 32 on 16-byte aligned input, a
 // thread per segment with its L / 4 16-byte loads all in flight (no search, no staging, no ballot).
 // What changed from the library step: everything; 11_cub's cub::DeviceReduce::Sum sums one array, and
 // cub::DeviceSegmentedReduce::Sum (timed beside this launcher in every run) is the bar.
 // Usage: ./13_segmented [--segments powerlaw | --offsets FILE | --segment-size L] [--n 2^28] [--help]
 #include <cub/device/device_segmented_reduce.cuh>
+#include <cuda_pipeline.h>
 
 #include <cstdint>
 
@@ -39,11 +42,15 @@ namespace {
 constexpr int kBlock = 256;                   // threads per block of both kernels
 constexpr int kWarps = kBlock / 32;
 constexpr int kLoadsInFlight = 4;             // float4 loads a thread issues before its first add
-constexpr int kStagingLoads = 8;              // float loads a lane issues at once when it copies tiny segments
+constexpr int kTileBlocksPerSm = 6;         // sum_tiles' blocks per SM: 40 registers, 35 KB of shared memory
 constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that can begin in one tile
+// Batches with a segment longer than kThreadMax that can begin in one tile: such segments begin at
+// least kThreadMax + 1 floats apart (the segments between them are empty or shorter).
+constexpr int kMaxMixedBatches = static_cast<int>((kTile + kThreadMax) / (kThreadMax + 1));
 constexpr unsigned kFullMask = reduce::agent::kFullMask;
 
-static_assert(kThreadMax * 32 * kWarps * sizeof(float) <= 48 * 1024, "the staging buffers fit in static shared memory");
+static_assert(kThreadMax * 32 * kWarps * sizeof(float) + kMaxMixedBatches * sizeof(unsigned) <= 40 * 1024,
+              "the staging buffers and the batch list fit in static shared memory, with room for 6 blocks per SM");
 
 // The warp's and the block's sums (common/agent.cuh): in lane 0, in thread 0. Block calls must be
 // separated by __syncthreads().
@@ -108,70 +115,110 @@ __device__ std::int64_t warp_lower_bound(const Offsets& offsets, std::int64_t lo
   return lo + __popc(__ballot_sync(kFullMask, p < hi && offsets[p] < x));
 }
 
+// Kernel 0, one warp per tile boundary: tile_first[t] = the first segment that begins at or after
+// float tC (C = kTile) for t = 0 .. tiles - 1, and tile_first[tiles] = segments (the last tile also owns
+// the empty segments that begin at n). All the tiles' searches run at once, so the summing kernel
+// starts every tile with two loads instead of two chains of dependent ones. Not run for the
+// fixed-size mode, whose offsets are arithmetic.
+template <typename Offsets>
+__global__ void __launch_bounds__(kBlock) find_tile_starts(Offsets offsets, std::int64_t segments, std::int64_t tiles,
+                                                          std::int64_t* tile_first) {
+  const std::int64_t t = std::int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;  // the same in every lane
+  if (t > tiles) return;
+  const std::int64_t s = t == tiles ? segments : warp_lower_bound(offsets, 0, segments, t * kTile);
+  if (threadIdx.x % 32 == 0) tile_first[t] = s;
+}
+
+// The begin and end offsets of a batch's segments, lane l holding segment first + 32 b + l's (0 and 0
+// past `last`, and for a batch b past the tile's).
+struct Batch {
+  std::int64_t begin = 0, end = 0;
+};
+template <typename Offsets>
+__device__ Batch load_batch(const Offsets& offsets, std::int64_t first, std::int64_t last, std::int64_t b,
+                            std::int64_t batches) {
+  const std::int64_t my = first + 32 * b + threadIdx.x % 32;
+  Batch x;
+  if (b < batches && my < last) x = {offsets[my], offsets[my + 1]};
+  return x;
+}
+
 // Kernel 1, block t owns tile [tC, tC + C) (C = kTile). It sums every segment that begins in the tile
 // and is at most a tile long (thread, warp or block tier; such a segment may end in the next tile),
 // and for the segments longer than a tile it adds their part inside the tile: the one that begins here
 // into slots[2t] (and names it in starts[t], else -1), the one that covers the tile's first float from
 // an earlier tile into slots[2t + 1]. The last tile also owns the empty segments that begin at n.
+// tile_first: kernel 0's answers, or null to search here (the fixed-size mode: arithmetic offsets).
 template <typename Offsets>
-__global__ void __launch_bounds__(kBlock) sum_tiles(const float* in, Offsets offsets,
-                                                   std::int64_t segments, float* out, float* slots,
+__global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const float* in, Offsets offsets, std::int64_t segments,
+                                                   const std::int64_t* tile_first, float* out, float* slots,
                                                    std::int64_t* starts) {
   __shared__ std::int64_t bounds[2];                        // segments beginning in the tile: [bounds[0], bounds[1])
   __shared__ std::int64_t block_tier[kMaxBlockSegments];    // segments this block sums as a whole
   __shared__ int block_tier_count;
   __shared__ std::int64_t long_start;                       // the segment longer than a tile that begins here, or -1
+  __shared__ unsigned mixed[kMaxMixedBatches];              // batches with a segment longer than kThreadMax
+  __shared__ int mixed_count;
   __shared__ float staged[kWarps][kThreadMax * 32];        // each warp's copy of its batch of tiny segments
 
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t t = blockIdx.x, tile_begin = t * kTile, tile_end = tile_begin + kTile;
   const bool last_tile = t == gridDim.x - 1;
-  if (warp == 0) {
+  if (tile_first) {
+    if (threadIdx.x < 2) bounds[threadIdx.x] = tile_first[t + threadIdx.x];
+  } else if (warp == 0) {
     const std::int64_t s = warp_lower_bound(offsets, 0, segments, tile_begin);
     if (lane == 0) bounds[0] = s;
   } else if (warp == 1) {
     const std::int64_t s = last_tile ? segments : warp_lower_bound(offsets, 0, segments, tile_end);
     if (lane == 0) bounds[1] = s;
-  } else if (threadIdx.x == 64) {
+  }
+  if (threadIdx.x == 64) {
     block_tier_count = 0;
     long_start = -1;
+    mixed_count = 0;
   }
   __syncthreads();
   const std::int64_t first = bounds[0], last = bounds[1];
 
-  // Batches of 32 consecutive segments. A batch of segments no longer than kThreadMax is one warp's
-  // (round robin); any other batch is spread over all warps, one segment each.
+  // Batches of 32 consecutive segments, batch b to warp b % kWarps. A batch of segments no longer than
+  // kThreadMax is that warp's whole (the thread tier); any other is listed for all warps (below). The
+  // next batch's offsets are loaded while this one is summed.
   const std::int64_t batches = (last - first + 31) / 32;
-  for (std::int64_t b = 0; b < batches; ++b) {
-    const std::int64_t s0 = first + 32 * b;
-    const std::int64_t my = s0 + lane;
-    const bool valid = my < last;
-    const std::int64_t begin = valid ? offsets[my] : 0, end = valid ? offsets[my + 1] : 0;
-    const bool tiny = __ballot_sync(kFullMask, end - begin > kThreadMax) == 0;
-    if (tiny) {
-      if (b % kWarps != warp) continue;
-      // Thread tier: copy the batch's floats (contiguous, at most 32 x 32) with coalesced loads...
-      const std::int64_t batch_begin = offsets[s0];
-      const std::int64_t batch_len = offsets[last < s0 + 32 ? last : s0 + 32] - batch_begin;
-      for (std::int64_t k = lane; k < batch_len; k += 32 * kStagingLoads) {
-        float x[kStagingLoads];
-#pragma unroll
-        for (int j = 0; j < kStagingLoads; ++j) x[j] = k + 32 * j < batch_len ? in[batch_begin + k + 32 * j] : 0.0f;
-#pragma unroll
-        for (int j = 0; j < kStagingLoads; ++j)
-          if (k + 32 * j < batch_len) staged[warp][k + 32 * j] = x[j];
-      }
-      __syncwarp();
-      // ...then each lane adds its own segment from shared memory.
-      float sum = 0.0f;
-      for (std::int64_t i = begin; i < end; ++i) sum += staged[warp][i - batch_begin];
-      if (valid) out[my] = sum;
-      __syncwarp();  // the buffer is refilled by this warp's next batch
+  Batch cur = load_batch(offsets, first, last, warp, batches);
+  for (std::int64_t b = warp; b < batches; b += kWarps) {
+    const Batch next = load_batch(offsets, first, last, b + kWarps, batches);
+    if (__ballot_sync(kFullMask, cur.end - cur.begin > kThreadMax) != 0) {
+      if (lane == 0) mixed[atomicAdd(&mixed_count, 1)] = static_cast<unsigned>(b);  // order does not matter
+      cur = next;
       continue;
     }
+    // Thread tier: the batch's floats (contiguous, at most 32 x 32) copied into shared memory, every
+    // copy in flight at once (cp.async: no registers wait for them)...
+    const int count = static_cast<int>(last - first - 32 * b < 32 ? last - first - 32 * b : 32);
+    const std::int64_t batch_begin = __shfl_sync(kFullMask, cur.begin, 0);
+    const std::int64_t batch_len = __shfl_sync(kFullMask, cur.end, count - 1) - batch_begin;
+    for (std::int64_t k = lane; k < batch_len; k += 32) __pipeline_memcpy_async(&staged[warp][k], in + batch_begin + k, sizeof(float));
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncwarp();
+    // ...then each lane adds its own segment from there.
+    float sum = 0.0f;
+    for (std::int64_t i = cur.begin; i < cur.end; ++i) sum += staged[warp][i - batch_begin];
+    if (static_cast<int>(lane) < count) out[first + 32 * b + lane] = sum;
+    __syncwarp();  // the buffer is refilled by this warp's next batch
+    cur = next;
+  }
+  __syncthreads();
+
+  // The listed batches, one segment per warp: a warp sums a segment of up to kWarpMax itself and lists
+  // a longer one for the block (or, longer than a tile, for the several-block path).
+  for (int i = 0; i < mixed_count; ++i) {
+    const std::int64_t s0 = first + 32 * std::int64_t{mixed[i]};
+    const Batch x = load_batch(offsets, first, last, mixed[i], batches);  // from L1: loaded above
     for (int j = warp; j < 32; j += kWarps) {
       const std::int64_t s = s0 + j;
-      const std::int64_t a = __shfl_sync(kFullMask, begin, j), e = __shfl_sync(kFullMask, end, j);
+      const std::int64_t a = __shfl_sync(kFullMask, x.begin, j), e = __shfl_sync(kFullMask, x.end, j);
       if (s >= last) break;
       const std::int64_t len = e - a;
       if (len <= kWarpMax) {  // warp tier
@@ -243,17 +290,36 @@ __global__ void __launch_bounds__(kBlock) sum_short_fixed(const float* in, std::
 
 std::int64_t tiles(std::int64_t n) { return n > 0 ? reduce::ceil_div(n, kTile) : 1; }
 
+// Scratch for the tiled kernels: starts[tiles] and tile_first[tiles + 1] (64-bit, first for their
+// alignment), then slots[2 tiles].
+struct TileScratch {
+  std::int64_t* starts;
+  std::int64_t* tile_first;
+  float* slots;
+};
+TileScratch tile_scratch(void* data, std::int64_t n) {
+  auto* const starts = static_cast<std::int64_t*>(data);
+  return {starts, starts + tiles(n), reinterpret_cast<float*>(starts + 2 * tiles(n) + 1)};
+}
+
+// Kernel 0 (with searched offsets only), then kernels 1 and 2.
 template <typename Offsets>
 cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::int64_t segments, float* out,
-                         reduce::Scratch scratch, cudaStream_t stream) {
+                         reduce::Scratch scratch, bool search_first, cudaStream_t stream) {
   if (segments == 0) return cudaSuccess;
   const std::int64_t grid = tiles(n);
   if (scratch.bytes < scratch_bytes(n) || grid > 0x7fffffff) return cudaErrorInvalidValue;
-  auto* const starts = static_cast<std::int64_t*>(scratch.data);  // 8-byte aligned first
-  auto* const slots = reinterpret_cast<float*>(starts + grid);
-  sum_tiles<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(in, offsets, segments, out, slots, starts);
+  const TileScratch at = tile_scratch(scratch.data, n);
+  if (search_first) {
+    find_tile_starts<<<static_cast<unsigned>(reduce::ceil_div(grid + 1, kWarps)), kBlock, 0, stream>>>(offsets, segments,
+                                                                                                      grid, at.tile_first);
+    CUDA_TRY(cudaGetLastError());
+  }
+  sum_tiles<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(in, offsets, segments,
+                                                                search_first ? at.tile_first : nullptr, out, at.slots,
+                                                                at.starts);
   CUDA_TRY(cudaGetLastError());
-  sum_parts<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(offsets, slots, starts, out);
+  sum_parts<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(offsets, at.slots, at.starts, out);
   return cudaGetLastError();
 }
 
@@ -268,12 +334,12 @@ cudaError_t launch_short_fixed(const float* in, std::int64_t segments, float* ou
 }  // namespace
 
 std::size_t scratch_bytes(std::int64_t n) {
-  return static_cast<std::size_t>(tiles(n)) * (2 * sizeof(float) + sizeof(std::int64_t));
+  return static_cast<std::size_t>(tiles(n)) * (2 * sizeof(float) + 2 * sizeof(std::int64_t)) + sizeof(std::int64_t);
 }
 
 cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments, float* out,
                    reduce::Scratch scratch, cudaStream_t stream) {
-  return launch_tiles(in, n, OffsetArray{offsets}, segments, out, scratch, stream);
+  return launch_tiles(in, n, OffsetArray{offsets}, segments, out, scratch, /*search_first=*/true, stream);
 }
 
 cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_size, std::int64_t segments, float* out,
@@ -295,7 +361,7 @@ cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_s
       default: break;
     }
   }
-  return launch_tiles(in, n, FixedOffsets{segment_size}, segments, out, scratch, stream);
+  return launch_tiles(in, n, FixedOffsets{segment_size}, segments, out, scratch, /*search_first=*/false, stream);
 }
 
 std::size_t cub_scratch_bytes(std::int64_t segments) {

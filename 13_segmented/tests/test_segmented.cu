@@ -185,6 +185,23 @@ TEST(Segmented, DeterministicAcrossRuns) {
   Case(n, seg::fixed_offsets(n, 16), Pattern::uniform).expect_correct(Pattern::uniform, Case::Who::suite, 20, 16);
 }
 
+// The most batches a tile can list for its warps: every batch of 32 segments holds one segment of
+// kThreadMax + 1 floats and 31 empty ones, so each tile lists about kTile / (kThreadMax + 1) batches;
+// shifted by 0 to 40 floats so that the batches straddle the tile boundaries differently. Short ones of
+// kThreadMax floats beside them keep the thread tier busy in the same tiles.
+TEST(Segmented, EveryBatchWithOneSegmentPastTheThreadTier) {
+  SKIP_WITHOUT_GPU();
+  for (std::int64_t shift : {0, 1, 17, 40}) {
+    Offsets o{shift};
+    while (o.back() < 3 * seg::kTile) {
+      o.push_back(o.back() + seg::kThreadMax + 1);
+      for (int k = 0; k < 31; ++k) o.push_back(o.back());
+    }
+    for (int k = 0; k < 2000; ++k) o.push_back(o.back() + seg::kThreadMax);
+    Case(o.back() + 5, o, Pattern::integers).expect_correct(Pattern::integers);
+  }
+}
+
 // Runs of empty segments far more numerous than a tile's floats, at the start, between values and at
 // the end (the last tile owns the empty segments that begin at n).
 TEST(Segmented, LongRunsOfEmptySegments) {
