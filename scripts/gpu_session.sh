@@ -17,13 +17,16 @@
 #          sanitizer scripts/check_gpu.sh's compute-sanitizer pass, SANITIZER_JOBS (default 4) runs at
 #                    a time                                                  -> sanitizer.log
 #          beyond    scripts/measure for every step of beyond.txt (BEYOND narrows it) -> <step>/
+#          ncu_beyond scripts/profile_beyond for every step of beyond.txt with a profile.args (BEYOND
+#                    narrows it)                                             -> <step>/profile/
 #          bits      15_reproducible_bits --check 15_reproducible/reproducible_bits.txt -> bits/check.txt
 #   env: JOBS (default 16), TEST_JOBS (ctest -j, default 4), SWEEP_RANGE, SANITIZER_JOBS, DEADLINE
 #        (seconds: parts past it are skipped or stopped, so that the archive is still written inside a
 #        device call's limit), REDUCE_COMMIT (names the commit where .git is absent)
 #   Where the parts' files belong in the repository (README.md's Layout): table/, sweep/ (or the parts
 #   joined by scripts/merge_sweep), profile.*, ablation.*, variants.*, sass/ -> results/<gpu>/progression/;
-#   <step>/ -> results/<gpu>/<step>/; summary.txt -> results/<gpu>/progression/gpu_check_<commit>.txt;
+#   <step>/ (and <step>/profile/) -> results/<gpu>/<step>/; summary.txt ->
+#   results/<gpu>/progression/gpu_check_<commit>.txt;
 #   bits/check.txt is this GPU's comparison with the committed bits (exit 1 on a difference), nothing
 #   to copy. PERF_NOTES.md's "Regenerating every record" lists the calls for both GPUs.
 # Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU.
@@ -31,7 +34,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage="usage: PARTS=\"...\" scripts/gpu_session.sh OUT [build-dir]"
 case "${1:-}" in
-  -h|--help) sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
   "") echo "gpu_session: no OUT folder given ($usage)" >&2; exit 2 ;;
 esac
 out=$1
@@ -39,7 +42,7 @@ build=${2:-$root/build/gpu}
 jobs=${JOBS:-16}
 parts=" ${PARTS:-table} "
 for p in $parts; do
-  case $p in table|sweep|profile|ablation|variants|sass|tests|sanitizer|beyond|bits) ;;
+  case $p in table|sweep|profile|ablation|variants|sass|tests|sanitizer|beyond|ncu_beyond|bits) ;;
     *) echo "gpu_session: PARTS: unknown part '$p'" >&2; exit 2 ;;
   esac
 done
@@ -97,6 +100,11 @@ want beyond && for s in $(sed -e 's/#.*//' -e '/^ *$/d' "$root/beyond.txt"); do
   [ -f "$root/$s/measure.args" ] || continue
   [[ $s == 14_* ]] && [ "$(nvidia-smi -L | wc -l)" -lt 2 ] && { note "beyond $s: skipped (needs 2 GPUs)"; continue; }
   part "beyond_$s" "$root/scripts/measure" "$s" "$build" "$work/$s" --force
+done
+want ncu_beyond && for s in $(sed -e 's/#.*//' -e '/^ *$/d' "$root/beyond.txt"); do
+  [ -z "${BEYOND:-}" ] || [[ " $BEYOND " == *" ${s%%_*} "* ]] || continue
+  [ -f "$root/$s/profile.args" ] || continue
+  part "ncu_$s" "$root/scripts/profile_beyond" "$s" "$build" "$work/$s/profile"
 done
 want bits && part bits bash -c "mkdir -p '$work/bits' && '$build/bin/15_reproducible_bits' \
   --check '$root/15_reproducible/reproducible_bits.txt' | tee '$work/bits/check.txt'"

@@ -1213,7 +1213,7 @@ r = {{"device": "NVIDIA H200", "cuda_runtime": "13.0", "cuda_driver": "13.0", "p
 if os.path.basename(sys.argv[0]) == "read_ceiling":
     r.update(tool="read_ceiling", gbps=2 * gbps)
 else:
-    r.update(step="12_fake", kind=args.get("--kind"), passed=True)
+    r.update(step="12_fake", lesson="a fake step", kind=args.get("--kind"), passed=True)
 print(json.dumps(r))
 '''
 
@@ -1272,6 +1272,66 @@ class Measure(ScriptCase):
                                Path("/proc/version"): "no\n"})
         self.assertEqual((out / "a.txt").read_text(), "old a\n")
         self.assertEqual(sorted(p.name for p in out.rglob("*") if p.is_file()), ["a.txt"])
+
+
+FAKE_NCU_DETAILS = r'''#!{python}
+"""A fake ncu --page details: runs nothing; prints the program's report, then two launches' metrics.
+FAKE_NCU=fail prints an error and exits 1, =empty prints only the report."""
+import os, sys
+mode = os.environ.get("FAKE_NCU", "")
+if mode == "fail":
+    print("==ERROR== the profiler could not reach the device (fake)", file=sys.stderr); sys.exit(1)
+print("==PROF== Connected to process 1 (fake)")
+print("12_fake: a report the program itself prints")
+if mode == "empty":
+    sys.exit(0)
+print('"ID","Process ID","Kernel Name","Block Size","Grid Size","Section Name","Metric Name","Metric Unit","Metric Value"')
+rows = [("0", "void ns::(anonymous namespace)::sum_fake<ns::Kind>(const float *, long)", [
+            ("Duration", "usecond", "12.50"), ("DRAM Throughput", "%", "88.13"), ("Registers Per Thread", "register/thread", "40"),
+            ("Grid Size", "", "16,384"), ("Block Size", "", "256"), ("Theoretical Occupancy", "%", "75"),
+            ("Achieved Occupancy", "%", "72.81"), ("Waves Per SM", "", "20.69")]),
+        ("1", "finish_fake(float *)", [("Duration", "msecond", "0.25"), ("Registers Per Thread", "register/thread", "n/a")])]
+for id_, kernel, metrics in rows:
+    for name, unit, value in metrics:
+        print(",".join('"' + x + '"' for x in (id_, "1", kernel, "(256, 1, 1)", "(1, 1, 1)", "S", name, unit, value)))
+'''
+
+
+class ProfileBeyond(Measure):
+    def setup_repo(self):
+        repo = self.fake_repo()
+        (repo / "12_fake" / "profile.args").write_text("# NAME | KERNELS | ARGUMENTS\na | regex:sum_fake|finish_fake | --n 1024\n")
+        tools = self.tmp()
+        write_exe(tools / "ncu", FAKE_NCU_DETAILS.format(python=sys.executable))
+        return repo, [sys.executable, repo / "scripts" / "profile_beyond", "12", repo / "build"], \
+            {"PATH": f"{tools}:{os.environ['PATH']}", "REDUCE_COMMIT": "0123456789ab"}
+
+    def test_the_table_from_ncus_rows(self):
+        repo, cmd, env = self.setup_repo()
+        self.run_script(cmd, 0, env, one_line=False)
+        out = repo / "results" / "h200" / "12_fake" / "profile"
+        self.assertEqual(sorted(p.name for p in out.iterdir()), ["meta.json", "profile.csv", "profile.md"])
+        table = (out / "profile.md").read_text()
+        self.assertIn("| a | `sum_fake<Kind>` | 16384 | 256 | 40 | 75 | 72.81 | 20.69 | 88.13 | 12.50 |", table)
+        self.assertIn("| a | `finish_fake` | - | - | - | - | - | - | - | 250 |", table)
+        self.assertIn("NVIDIA H200", table)
+        self.assertEqual(suite.read_provenance(out / "meta.json")["commit"], "0123456789ab")
+        self.assertTrue((out / "profile.csv").read_text().startswith("run,ID,"))
+
+    def test_failures_write_nothing(self):
+        repo, cmd, env = self.setup_repo()
+        out = repo / "results" / "h200" / "12_fake" / "profile"
+        # The run's progress line comes first, then the one line that says why.
+        self.run_script(cmd, 1, {**env, "FAKE_NCU": "fail"}, one_line=False, contains="==ERROR== the profiler")
+        self.run_script(cmd, 1, {**env, "FAKE_NCU": "empty"}, one_line=False, contains="no counters")
+        self.assertFalse(out.exists())
+        self.run_script(cmd, 1, {**env, "PATH": self.tool_path()}, contains="ncu")
+        (repo / "12_fake" / "profile.args").write_text("a | regex:two words | --n 1024\n")
+        self.run_script(cmd, 2, env, contains="KERNELS without spaces")
+        (repo / "12_fake" / "profile.args").unlink()
+        self.run_script(cmd, 2, env, contains="lists no runs to profile")
+        self.assertFalse(out.exists())
+
 
 if __name__ == "__main__":
     unittest.main()
