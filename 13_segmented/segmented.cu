@@ -18,7 +18,8 @@
 // Which segments a tile owns needs no classification pass: a first, small kernel finds, by a warp-wide
 // 32-ary search of the offsets per tile, the first segment that begins in each tile, all tiles at once.
 // Block t then walks its batches of 32 segments: warp w takes batches w, w + 8, ..., sums each batch of
-// tiny segments itself and lists the others, which all warps then share.
+// tiny segments itself and lists the others, which all warps then share. Before anything else it asks
+// L2 for its tile's first 16 KB (prefetch), so that DRAM is busy while the block finds its segments.
 // The bounds keep every segment's longest chain of additions under the suite's tolerance rule
 // (2 sqrt(len) + 64): a thread adds at most 32 floats in a row, a warp's lane at most 64 + 5, a block's
 // thread at most 64 + 8, and the long path 64 + 8 per tile plus len / kTile / 256 + 8 across tiles.
@@ -42,6 +43,7 @@ namespace {
 constexpr int kBlock = 256;                   // threads per block of both kernels
 constexpr int kWarps = kBlock / 32;
 constexpr int kLoadsInFlight = 4;             // float4 loads a thread issues before its first add
+constexpr int kPrefetch = kBlock * kLoadsInFlight * 4;  // floats of a tile asked of L2 at the block's start: one round
 constexpr int kTileBlocksPerSm = 6;         // sum_tiles' blocks per SM: 40 registers, 35 KB of shared memory
 constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that can begin in one tile
 // Batches with a segment longer than kThreadMax that can begin in one tile: such segments begin at
@@ -150,7 +152,8 @@ __device__ Batch load_batch(const Offsets& offsets, std::int64_t first, std::int
 // an earlier tile into slots[2t + 1]. The last tile also owns the empty segments that begin at n.
 // tile_first: kernel 0's answers, or null to search here (the fixed-size mode: arithmetic offsets).
 template <typename Offsets>
-__global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const float* in, Offsets offsets, std::int64_t segments,
+__global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const float* in, std::int64_t n, Offsets offsets,
+                                                                     std::int64_t segments,
                                                    const std::int64_t* tile_first, float* out, float* slots,
                                                    std::int64_t* starts) {
   __shared__ std::int64_t bounds[2];                        // segments beginning in the tile: [bounds[0], bounds[1])
@@ -164,6 +167,10 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t t = blockIdx.x, tile_begin = t * kTile, tile_end = tile_begin + kTile;
   const bool last_tile = t == gridDim.x - 1;
+  // The tile's first kPrefetch floats asked of L2 now, one 128-byte line per thread: they are on their
+  // way from DRAM while the block finds its segments, and its first loads of them hit L2.
+  if (const std::int64_t i = tile_begin + 32 * threadIdx.x; threadIdx.x < kPrefetch / 32 && i < n)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(in + i));
   if (tile_first) {
     if (threadIdx.x < 2) bounds[threadIdx.x] = tile_first[t + threadIdx.x];
   } else if (warp == 0) {
@@ -315,7 +322,7 @@ cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::
                                                                                                       grid, at.tile_first);
     CUDA_TRY(cudaGetLastError());
   }
-  sum_tiles<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(in, offsets, segments,
+  sum_tiles<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(in, n, offsets, segments,
                                                                 search_first ? at.tile_first : nullptr, out, at.slots,
                                                                 at.starts);
   CUDA_TRY(cudaGetLastError());
