@@ -16,7 +16,8 @@
 #          tests     every test (ctest), GPU tests running; TESTS_REGEX narrows it -> tests.log, junit.xml
 #          sanitizer scripts/check_gpu.sh's compute-sanitizer pass, SANITIZER_JOBS (default 4) runs at
 #                    a time                                                  -> sanitizer.log
-#          beyond    scripts/measure for every step of beyond.txt (BEYOND narrows it) -> <step>/
+#          beyond    scripts/measure for every step of beyond.txt (BEYOND narrows it; on one GPU, 14's
+#                    reproducible-mode lines only)                           -> <step>/
 #          ncu_beyond scripts/profile_beyond for every step of beyond.txt with a profile.args (BEYOND
 #                    narrows it)                                             -> <step>/profile/
 #          bits      15_reproducible_bits --check 15_reproducible/reproducible_bits.txt -> bits/check.txt
@@ -98,8 +99,12 @@ want table && part table "$root/scripts/run_all" --no-build --build-dir "$build"
 want beyond && for s in $(sed -e 's/#.*//' -e '/^ *$/d' "$root/beyond.txt"); do
   [ -z "${BEYOND:-}" ] || [[ " $BEYOND " == *" ${s%%_*} "* ]] || continue
   [ -f "$root/$s/measure.args" ] || continue
-  [[ $s == 14_* ]] && [ "$(nvidia-smi -L | wc -l)" -lt 2 ] && { note "beyond $s: skipped (needs 2 GPUs)"; continue; }
-  part "beyond_$s" "$root/scripts/measure" "$s" "$build" "$work/$s" --force
+  only=()
+  if [[ $s == 14_* ]] && [ "$(nvidia-smi -L | wc -l)" -lt 2 ]; then  # one GPU: the reproducible mode's virtual ranks only
+    only=(--only "$(sed -n 's/^\(repro_[a-z0-9_]*\) |.*/\1/p' "$root/$s/measure.args" | paste -sd, -)")
+    note "beyond $s: one GPU, so only its reproducible mode (${only[1]})"
+  fi
+  part "beyond_$s" "$root/scripts/measure" "$s" "$build" "$work/$s" --force "${only[@]}"
 done
 want ncu_beyond && for s in $(sed -e 's/#.*//' -e '/^ *$/d' "$root/beyond.txt"); do
   [ -z "${BEYOND:-}" ] || [[ " $BEYOND " == *" ${s%%_*} "* ]] || continue

@@ -972,6 +972,20 @@ class UpdateReadme(ScriptCase):
                 return
         self.skipTest("no table of a step beyond the progression is committed")
 
+    def test_a_profile_table_needs_its_block_and_fills_it(self):
+        step = suite.read_beyond()[1]
+        profile = self.repo / "results" / "h200" / step / "profile"
+        profile.mkdir(parents=True, exist_ok=True)
+        (profile / "profile.md").write_text("Nsight Compute on a fake GPU.\n\n| run | kernel |\n|---|---|\n| a | `k` |\n")
+        readme = self.repo / step / "README.md"
+        self.refused(contains=f"{step}:profile")  # the table exists, its block does not
+        readme.write_text(readme.read_text() + f"\n<!-- {step}:profile:begin -->\n<!-- {step}:profile:end -->\n")
+        self.update(code=0, one_line=False)
+        text = readme.read_text()
+        self.assertIn("| a | `k` |", text)
+        self.assertIn(f"`profile/profile.md` that `scripts/profile_beyond {step}`", text)
+        self.update("--check", code=0)
+
     def break_marker(self, path, old, new):
         text = path.read_text()
         self.assertIn(old, text)
