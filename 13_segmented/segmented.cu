@@ -44,15 +44,17 @@ constexpr int kBlock = 256;                   // threads per block of both kerne
 constexpr int kWarps = kBlock / 32;
 constexpr int kLoadsInFlight = 4;             // float4 loads a thread issues before its first add
 constexpr int kPrefetch = kBlock * kLoadsInFlight * 4;  // floats of a tile asked of L2 at the block's start: one round
-constexpr int kTileBlocksPerSm = 6;         // sum_tiles' blocks per SM: 40 registers, 35 KB of shared memory
+// sum_tiles' blocks per SM that its launch bounds aim at: 40 registers and 35 KB of shared memory each,
+// 6 on sm_90 (64K registers and 228 KB of shared memory per SM); fewer where an SM has less.
+constexpr int kTileBlocksPerSm = 6;
 constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that can begin in one tile
 // Batches with a segment longer than kThreadMax that can begin in one tile: such segments begin at
 // least kThreadMax + 1 floats apart (the segments between them are empty or shorter).
 constexpr int kMaxMixedBatches = static_cast<int>((kTile + kThreadMax) / (kThreadMax + 1));
 constexpr unsigned kFullMask = reduce::agent::kFullMask;
 
-static_assert(kThreadMax * 32 * kWarps * sizeof(float) + kMaxMixedBatches * sizeof(unsigned) <= 40 * 1024,
-              "the staging buffers and the batch list fit in static shared memory, with room for 6 blocks per SM");
+static_assert(kThreadMax * 32 * kWarps * sizeof(float) + kMaxMixedBatches * sizeof(unsigned) <= 36 * 1024,
+              "the staging buffers and the batch list fit in static shared memory, 6 blocks to an sm_90 SM");
 
 // The warp's and the block's sums (common/agent.cuh): in lane 0, in thread 0. Block calls must be
 // separated by __syncthreads().
@@ -61,10 +63,12 @@ __device__ float block_sum(float v) { return reduce::agent::block_reduce<kBlock>
 
 // Where the segments are: offsets[s] read from the 64-bit array, or s L computed (the fixed-size mode).
 struct OffsetArray {
+  static constexpr bool kSearchFirst = true;  // loaded: the tiles' searches are a kernel of their own
   const std::int64_t* p;
   __device__ std::int64_t operator[](std::int64_t s) const { return p[s]; }
 };
 struct FixedOffsets {
+  static constexpr bool kSearchFirst = false;  // arithmetic: each block searches its own tile
   std::int64_t length;
   __device__ std::int64_t operator[](std::int64_t s) const { return s * length; }
 };
@@ -170,7 +174,7 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   // The tile's first kPrefetch floats asked of L2 now, one 128-byte line per thread: they are on their
   // way from DRAM while the block finds its segments, and its first loads of them hit L2.
   if (const std::int64_t i = tile_begin + 32 * threadIdx.x; threadIdx.x < kPrefetch / 32 && i < n)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(in + i));
+    asm volatile("prefetch.L2 [%0];" ::"l"(in + i));  // a generic address: the PTX form without a state space
   if (tile_first) {
     if (threadIdx.x < 2) bounds[threadIdx.x] = tile_first[t + threadIdx.x];
   } else if (warp == 0) {
@@ -312,12 +316,13 @@ TileScratch tile_scratch(void* data, std::int64_t n) {
 // Kernel 0 (with searched offsets only), then kernels 1 and 2.
 template <typename Offsets>
 cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::int64_t segments, float* out,
-                         reduce::Scratch scratch, bool search_first, cudaStream_t stream) {
+                         reduce::Scratch scratch, cudaStream_t stream) {
+  constexpr bool search_first = Offsets::kSearchFirst;
   if (segments == 0) return cudaSuccess;
   const std::int64_t grid = tiles(n);
   if (scratch.bytes < scratch_bytes(n) || grid > 0x7fffffff) return cudaErrorInvalidValue;
   const TileScratch at = tile_scratch(scratch.data, n);
-  if (search_first) {
+  if constexpr (search_first) {
     find_tile_starts<<<static_cast<unsigned>(reduce::ceil_div(grid + 1, kWarps)), kBlock, 0, stream>>>(offsets, segments,
                                                                                                       grid, at.tile_first);
     CUDA_TRY(cudaGetLastError());
@@ -346,7 +351,7 @@ std::size_t scratch_bytes(std::int64_t n) {
 
 cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments, float* out,
                    reduce::Scratch scratch, cudaStream_t stream) {
-  return launch_tiles(in, n, OffsetArray{offsets}, segments, out, scratch, /*search_first=*/true, stream);
+  return launch_tiles(in, n, OffsetArray{offsets}, segments, out, scratch, stream);
 }
 
 cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_size, std::int64_t segments, float* out,
@@ -368,7 +373,7 @@ cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_s
       default: break;
     }
   }
-  return launch_tiles(in, n, FixedOffsets{segment_size}, segments, out, scratch, /*search_first=*/false, stream);
+  return launch_tiles(in, n, FixedOffsets{segment_size}, segments, out, scratch, stream);
 }
 
 std::size_t cub_scratch_bytes(std::int64_t segments) {

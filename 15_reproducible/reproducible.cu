@@ -439,7 +439,14 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
   CUDA_TRY(choose(num_tiles(n), cfg, finish, &used, &grid));
   return reduce::with_block_size(cfg.block, [&](auto block) -> cudaError_t {
     constexpr unsigned kBlock = decltype(block)::value;
-    CUDA_TRY(launch_finish<kBlock>(tiling(in, n, log2_tile(n)), used, grid, scratch.data, n, out, stream));
+    const Tiling g = tiling(in, n, log2_tile(n));
+    cudaError_t e = launch_finish<kBlock>(g, used, grid, scratch.data, n, out, stream);
+    if (e == cudaErrorCooperativeLaunchTooLarge) {  // fewer blocks fit than the occupancy API said: no wait
+      cudaGetLastError();                           // the refusal is not an error of this launch
+      CUDA_TRY(grid_for(num_tiles(n), cfg, Finish::counter, &grid));
+      e = launch_finish<kBlock>(g, Finish::counter, grid, scratch.data, n, out, stream);
+    }
+    CUDA_TRY(e);
     reduce::record_launch(cfg, grid, kBlock);
     return cudaSuccess;
   });
