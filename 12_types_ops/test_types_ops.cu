@@ -301,10 +301,7 @@ TEST(TypesOpsIntegers, Int32SumIsExactAndInt64SumWraps) {
 TEST(HugeInputTypes, Int32OverTwoTo31Elements) {
   SKIP_WITHOUT_GPU();
   const std::int64_t n = (std::int64_t{1} << 31) + 1025;
-  std::size_t free_bytes = 0, total = 0;
-  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
-  if (free_bytes < n * sizeof(std::int32_t) + (std::size_t{1} << 30))
-    GTEST_SKIP() << "needs " << (n * 4 >> 30) + 1 << " GiB of free device memory, " << (free_bytes >> 30) << " free";
+  SKIP_WITHOUT_DEVICE_MEMORY(n * 4.0 + (1 << 30));
   auto x = input<std::int32_t>(n, Pattern::mixed);
   x[n - 1] = std::numeric_limits<std::int32_t>::max();  // the extremes at the very end and past 2^31
   x[(std::int64_t{1} << 31) + 7] = std::numeric_limits<std::int32_t>::lowest();

@@ -450,16 +450,26 @@ def parse_ceiling(stdout, what=CEILING_TOOL):
     return record
 
 
-def load_table(path):
-    """table.json as run_all writes it: {"meta": {...}, "records": [...], "ceiling": {...} or absent}."""
+def read_json_object(path):
+    """A file holding one JSON object, as a dict; Failure naming the file where it cannot be read or is
+    not one."""
     path = Path(path)
     try:
-        table = json.loads(path.read_text())
+        value = json.loads(path.read_text())
     except OSError as e:
         raise Failure(f"cannot read {path}: {e.strerror}") from None
     except json.JSONDecodeError as e:
         raise Failure(f"{path}: not JSON ({e})") from None
-    if not isinstance(table, dict) or not isinstance(table.get("meta"), dict) \
+    if not isinstance(value, dict):
+        raise Failure(f"{path}: not a JSON object")
+    return value
+
+
+def load_table(path):
+    """table.json as run_all writes it: {"meta": {...}, "records": [...], "ceiling": {...} or absent}."""
+    path = Path(path)
+    table = read_json_object(path)
+    if not isinstance(table.get("meta"), dict) \
             or not isinstance(table.get("records"), list):
         raise Failure(f"{path}: expected an object with 'meta' and 'records'")
     if not table["records"]:
@@ -822,14 +832,7 @@ def provenance_of_exe(exe, by):
 def read_provenance(path):
     """A provenance file as a dict; Failure naming the file when it is not one."""
     path = Path(path)
-    try:
-        value = json.loads(path.read_text())
-    except OSError as e:
-        raise Failure(f"cannot read {path}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise Failure(f"{path}: not JSON ({e})") from None
-    if not isinstance(value, dict):
-        raise Failure(f"{path}: not a JSON object")
+    value = read_json_object(path)
     missing = [k for k in PROVENANCE_KEYS if k not in value]
     if missing:
         raise Failure(f"{path}: lacks {', '.join(missing)}")

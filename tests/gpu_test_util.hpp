@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <string>
@@ -29,8 +30,25 @@ inline const std::optional<std::string>& no_gpu_reason() {
   return reason;
 }
 
+// Why a test that needs `bytes` of free device memory cannot run here (it says how many GiB it needs
+// and how many are free), or nothing when they are free.
+inline std::optional<std::string> lacks_device_memory(double bytes) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (const cudaError_t e = cudaMemGetInfo(&free_bytes, &total_bytes); e != cudaSuccess) {
+    ADD_FAILURE() << "cudaMemGetInfo: " << cudaGetErrorString(e);  // a failure, not a reason to skip
+    return std::string("cudaMemGetInfo failed");
+  }
+  if (static_cast<double>(free_bytes) >= bytes) return std::nullopt;
+  return "needs " + std::to_string(static_cast<long long>(bytes / (1 << 30)) + 1) + " GiB of free device memory, " +
+         std::to_string(free_bytes >> 30) + " free";
+}
+
 }  // namespace reduce_test
 
 // Skips the test, with the reason, where no CUDA device is usable; never passes silently.
 #define SKIP_WITHOUT_GPU() \
   if (const auto& why = ::reduce_test::no_gpu_reason()) GTEST_SKIP() << *why
+
+// Skips the test, with the reason, unless `bytes` of device memory are free (the n > 2^31 tests).
+#define SKIP_WITHOUT_DEVICE_MEMORY(bytes) \
+  if (const auto why = ::reduce_test::lacks_device_memory(bytes)) GTEST_SKIP() << *why

@@ -245,10 +245,7 @@ INSTANTIATE_TEST_SUITE_P(Steps, EachStep, ::testing::ValuesIn(all_steps()),
 TEST(HugeInput, EveryStepSumsMoreThan2To31Elements) {
   SKIP_WITHOUT_GPU();
   const std::int64_t n = (std::int64_t{1} << 31) + 1025;
-  std::size_t free_bytes = 0, total = 0;
-  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
-  if (free_bytes < n * sizeof(float) + (std::size_t{1} << 30))
-    GTEST_SKIP() << "needs " << (n * 4 >> 30) + 1 << " GiB of free device memory, " << (free_bytes >> 30) << " free";
+  SKIP_WITHOUT_DEVICE_MEMORY(n * 4.0 + (1 << 30));
   Input input(n, Pattern::integers);
   ASSERT_TRUE(reduce::uses_exact_check(Pattern::integers, input.ref));
   input.upload();

@@ -288,10 +288,7 @@ TEST(Segmented, FixedSizeRefusesBadArguments) {
 TEST(SegmentedHuge, OneSegmentOver2To31) {
   SKIP_WITHOUT_GPU();
   const std::int64_t n = (std::int64_t{1} << 31) + 4099;
-  std::size_t free_bytes = 0, total_bytes = 0;
-  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
-  if (static_cast<double>(free_bytes) < n * 4.0 * 1.1)
-    GTEST_SKIP() << "needs " << (n * 4 >> 30) + 1 << " GiB of free device memory, " << (free_bytes >> 30) << " free";
+  SKIP_WITHOUT_DEVICE_MEMORY(n * 4.0 * 1.1);
   // A short segment first, so the long one starts misaligned and past 2^31 floats' worth of bytes.
   const Case c(n, {0, 7, n - 2, n}, Pattern::integers);
   c.expect_correct(Pattern::integers);
@@ -300,10 +297,7 @@ TEST(SegmentedHuge, OneSegmentOver2To31) {
 TEST(SegmentedHuge, ShortSegmentsBeyond2To31) {
   SKIP_WITHOUT_GPU();
   const std::int64_t n = (std::int64_t{1} << 31) + 4099;
-  std::size_t free_bytes = 0, total_bytes = 0;
-  ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
-  if (static_cast<double>(free_bytes) < n * 4.0 * 1.5)
-    GTEST_SKIP() << "needs " << (n * 6 >> 30) + 1 << " GiB of free device memory, " << (free_bytes >> 30) << " free";
+  SKIP_WITHOUT_DEVICE_MEMORY(n * 4.0 * 1.5);
   // Segments of 1000 in the fixed-size mode (the last ones begin past 2^31 floats), then uniform32's
   // offsets, whose values pass 2^31.
   {
