@@ -181,7 +181,7 @@ __device__ __noinline__ float combine_tree(const Load& load, unsigned tiles) {
   return warp == 0 ? warp_reduce(group_sums[lane], Plus{}) : 0.0f;
 }
 
-// Threads per SM the launch bounds aim at: 2048 (every SM from sm_75 on except sm_86/89's 1536), so
+// Threads per SM the launch bounds aim at: 2048 (sm_80 and sm_90; sm_86/89 hold 1536, sm_75 1024), so
 // at most 32 registers a thread, step 10's occupancy; at most 32 blocks per SM.
 template <unsigned Block>
 constexpr unsigned kMinBlocks = 2048 / Block < 32 ? 2048 / Block : 32;
