@@ -45,8 +45,13 @@ constexpr int kWarps = kBlock / 32;
 constexpr int kLoadsInFlight = 4;             // float4 loads a thread issues before its first add
 constexpr int kPrefetch = kBlock * kLoadsInFlight * 4;  // floats of a tile asked of L2 at the block's start: one round
 // sum_tiles' blocks per SM that its launch bounds aim at: 40 registers and 35 KB of shared memory each,
-// 6 on sm_90 (64K registers and 228 KB of shared memory per SM); fewer where an SM has less.
+// 6 on sm_90 (64K registers and 228 KB of shared memory per SM); fewer where an SM has less (sm_75
+// holds 1024 threads, 4 blocks of 256), so that ptxas is never asked for more than the SM has.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+constexpr int kTileBlocksPerSm = 4;
+#else
 constexpr int kTileBlocksPerSm = 6;
+#endif
 constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that can begin in one tile
 // Batches with a segment longer than kThreadMax that can begin in one tile: such segments begin at
 // least kThreadMax + 1 floats apart (the segments between them are empty or shorter).

@@ -181,10 +181,20 @@ __device__ __noinline__ float combine_tree(const Load& load, unsigned tiles) {
   return warp == 0 ? warp_reduce(group_sums[lane], Plus{}) : 0.0f;
 }
 
-// Threads per SM the launch bounds aim at: 2048 (sm_80 and sm_90; sm_86/89 hold 1536, sm_75 1024), so
-// at most 32 registers a thread, step 10's occupancy; at most 32 blocks per SM.
+// The launch bounds ask for a full SM: all the threads an SM holds (2048 on sm_80 and sm_90, so at most
+// 32 registers a thread, step 10's occupancy), in at most as many blocks as it holds. Per architecture
+// compiled for, so that ptxas is never asked for more than the SM has.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+constexpr unsigned kThreadsPerSm = 1024, kBlocksPerSm = 16;
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870)
+constexpr unsigned kThreadsPerSm = 1536, kBlocksPerSm = 16;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 890
+constexpr unsigned kThreadsPerSm = 1536, kBlocksPerSm = 24;
+#else
+constexpr unsigned kThreadsPerSm = 2048, kBlocksPerSm = 32;
+#endif
 template <unsigned Block>
-constexpr unsigned kMinBlocks = 2048 / Block < 32 ? 2048 / Block : 32;
+constexpr unsigned kMinBlocks = kThreadsPerSm / Block < kBlocksPerSm ? kThreadsPerSm / Block : kBlocksPerSm;
 
 // The hand-over, as in step 08, one slot per tile: tile t's sum goes to a 64-bit slot, its bits in the
 // low half and kFull in the high half, in one relaxed store, so the value and its flag arrive together
