@@ -26,8 +26,8 @@
 #        device call's limit), REDUCE_COMMIT (names the commit where .git is absent)
 #   Where the parts' files belong in the repository (README.md's Layout): table/, sweep/ (or the parts
 #   joined by scripts/merge_sweep), profile.*, ablation.*, variants.*, sass/ -> results/<gpu>/progression/;
-#   <step>/ (and <step>/profile/) -> results/<gpu>/<step>/; summary.txt ->
-#   results/<gpu>/progression/gpu_check_<commit>.txt;
+#   <step>/ (and <step>/profile/) -> results/<gpu>/<step>/; the calls' summary.txt files, one after
+#   another -> results/<gpu>/progression/gpu_check.txt (the one before moves to earlier/<its commit>/);
 #   bits/check.txt is this GPU's comparison with the committed bits (exit 1 on a difference), nothing
 #   to copy. PERF_NOTES.md's "Regenerating every record" lists the calls for both GPUs.
 # Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU.
@@ -35,7 +35,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage="usage: PARTS=\"...\" scripts/gpu_session.sh OUT [build-dir]"
 case "${1:-}" in
-  -h|--help) sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
   "") echo "gpu_session: no OUT folder given ($usage)" >&2; exit 2 ;;
 esac
 out=$1
