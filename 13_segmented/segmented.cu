@@ -13,8 +13,10 @@
 //                            four in flight, then a shuffle tree (step 06's warp sum);
 //   len <= kTile             the block of the tile where the segment begins, the same way with 256 threads;
 //   len >  kTile             several blocks: every tile the segment touches adds its part (the segment's
-//                            first tile into slot 2t, any other into slot 2t+1), and a last, tiny kernel
-//                            adds those parts in tile order. No float atomics: the same bits every run.
+//                            first tile into slot 2t, any other into slot 2t+1), and a last, small
+//                            kernel adds those parts in an order fixed by the segment: a warp per tile,
+//                            the whole block for a segment of more than 256 parts (kWarpParts). No float
+//                            atomics: the same bits every run.
 // Which segments a tile owns needs no classification pass: a first, small kernel finds, by a warp-wide
 // 32-ary search of the offsets per tile, the first segment that begins in each tile, all tiles at once.
 // Block t then walks its batches of 32 segments: warp w takes batches w, w + 8, ..., sums each batch of
@@ -22,7 +24,10 @@
 // L2 for its tile's first 16 KB (prefetch), so that DRAM is busy while the block finds its segments.
 // The bounds keep every segment's longest chain of additions under the suite's tolerance rule
 // (2 sqrt(len) + 64): a thread adds at most 32 floats in a row, a warp's lane at most 64 + 5, a block's
-// thread at most 64 + 8, and the long path 64 + 8 per tile plus len / kTile / 256 + 8 across tiles.
+// thread at most 64 + 8, and the long path 64 + 8 per tile plus, across tiles, 3 + 1 + 5 in a warp (a
+// lane's 8 parts as a tree of depth 3, one round, the shuffle tree) or at most 3 + len / kTile / 2048 + 2
+// + 8 in the block (one add per round of 2048 parts, at most len / kTile + 2 parts, the block's tree):
+// 85 + len / 2^25 in all, under 2 sqrt(len) + 64 for every len from kTile to 2^51.
 // The fixed-size mode (--segment-size L) reads no offsets: the same kernels with offsets[s] = s L
 // computed instead of loaded (each block searches its own tile there, in arithmetic); and where L is a multiple of 4 up to 32 on 16-byte aligned input, a
 // thread per segment with its L / 4 16-byte loads all in flight (no search, no staging, no ballot).
@@ -273,18 +278,71 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   if (threadIdx.x == 0) starts[t] = s;
 }
 
-// Kernel 2, block t: when a segment longer than a tile begins in tile t, adds its parts in tile order
-// (slots[2t], then slots[2k + 1] for the later tiles k it touches) into out[segment].
+// The share of the parts of one long segment, beginning in tile t and touching `parts` tiles, of
+// thread `rank` of `Threads` cooperating threads: part 0 is slots[2t] (the tile where the segment
+// begins), part j > 0 is slots[2(t + j) + 1]. Rounds of Threads * kPartLoads parts; in each, the thread
+// issues its kPartLoads loads (parts base + k Threads + rank) before its first add, adds them as a tree
+// of depth 3 and that into its sum. Which thread adds which part depends only on (t, parts).
+constexpr int kPartLoads = 8;
+template <int Threads>
+__device__ float parts_share(const float* slots, std::int64_t t, std::int64_t parts, int rank) {
+  static_assert(kPartLoads == 8, "the tree below adds 8 parts");
+  float sum = 0.0f;
+#pragma unroll 1
+  for (std::int64_t base = 0; base < parts; base += std::int64_t{Threads} * kPartLoads) {
+    float x[kPartLoads];
+#pragma unroll
+    for (int k = 0; k < kPartLoads; ++k) {
+      const std::int64_t j = base + k * Threads + rank;
+      x[k] = j < parts ? slots[2 * (t + j) + (j > 0 ? 1 : 0)] : 0.0f;
+    }
+    sum += ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
+  }
+  return sum;
+}
+
+// A warp sums the parts of a segment that touches at most this many tiles: one round of its lanes'
+// kPartLoads loads. A longer segment goes to the block, whose rounds take 8 times as many parts.
+constexpr std::int64_t kWarpParts = 32 * kPartLoads;
+
+// Kernel 2, a warp per tile: warp w of block b looks at tile t = 8b + w, and when a segment longer than
+// a tile begins there (starts[t] >= 0) adds its parts (slots[2t], then slots[2k + 1] for the later
+// tiles k it touches) into out[segment]. Up to kWarpParts parts the warp does it alone (parts_share,
+// then the shuffle tree); a segment with more is listed in the warp's entry and summed after the
+// barrier by the whole block, 8 times the parts per round (such a segment covers over 256 tiles, so at
+// most one begins in a block's 8). Most blocks find no long segment and leave after one barrier.
 template <typename Offsets>
-__global__ void __launch_bounds__(kBlock) sum_parts(Offsets offsets, const float* slots,
+__global__ void __launch_bounds__(kBlock) sum_parts(Offsets offsets, std::int64_t tiles, const float* slots,
                                                    const std::int64_t* starts, float* out) {
-  const std::int64_t t = blockIdx.x, s = starts[t];
-  if (s < 0) return;
-  const std::int64_t last_tile = (offsets[s + 1] - 1) / kTile;
-  float v = threadIdx.x == 0 ? slots[2 * t] : 0.0f;
-  for (std::int64_t k = t + 1 + threadIdx.x; k <= last_tile; k += kBlock) v += slots[2 * k + 1];
-  v = block_sum(v);
-  if (threadIdx.x == 0) out[s] = v;
+  struct Listed {  // a segment of more than kWarpParts parts; parts = 0: none
+    std::int64_t tile, segment, parts;
+  };
+  __shared__ Listed listed[kWarps];
+
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const std::int64_t t = std::int64_t{blockIdx.x} * kWarps + warp;  // the same in every lane
+  Listed mine{t, -1, 0};
+  if (t < tiles) {
+    const std::int64_t s = starts[t];
+    if (s >= 0) {
+      const std::int64_t parts = (offsets[s + 1] - 1) / kTile - t + 1;  // tiles t .. last_tile
+      if (parts <= kWarpParts) {
+        const float sum = warp_sum(parts_share<32>(slots, t, parts, lane));
+        if (lane == 0) out[s] = sum;
+      } else {
+        mine = {t, s, parts};
+      }
+    }
+  }
+  if (lane == 0) listed[warp] = mine;
+  if (!__syncthreads_or(mine.parts > 0)) return;  // the same answer in every thread
+  for (int w = 0; w < kWarps; ++w) {
+    const Listed x = listed[w];
+    if (x.parts == 0) continue;
+    const float sum = block_sum(parts_share<kBlock>(slots, x.tile, x.parts, threadIdx.x));
+    if (threadIdx.x == 0) out[x.segment] = sum;
+    __syncthreads();  // block_sum's shared memory is reused by the next listed segment
+  }
 }
 
 // The fixed-size mode's short segments, L = 4 Vectors <= 32 on 16-byte aligned input: a thread per
@@ -336,7 +394,8 @@ cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::
                                                                 search_first ? at.tile_first : nullptr, out, at.slots,
                                                                 at.starts);
   CUDA_TRY(cudaGetLastError());
-  sum_parts<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(offsets, at.slots, at.starts, out);
+  sum_parts<<<static_cast<unsigned>(reduce::ceil_div(grid, kWarps)), kBlock, 0, stream>>>(offsets, grid, at.slots,
+                                                                                         at.starts, out);
   return cudaGetLastError();
 }
 

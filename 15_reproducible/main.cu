@@ -35,7 +35,6 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const std::int64_t n = opt.n;
   const std::int64_t grid = opt.extra.at("--grid").empty() ? 0 : std::stoll(opt.extra.at("--grid"));
   const reduce::LaunchConfig cfg{opt.block, device.ordinal, device.sm_count, grid};
-  const repro::Finish asked = opt.extra.at("--finish") == "counter" ? repro::Finish::counter : repro::Finish::flags;
   const reduce::LaunchConfig cfg10{step10::kStep.block.size, device.ordinal, device.sm_count};
   const reduce::LaunchConfig cfg11{reduce::kDefaultBlock, device.ordinal, device.sm_count};
   const std::size_t bytes15 = repro::scratch_bytes(n, cfg), bytes10 = step10::kStep.scratch_bytes(n, cfg10),
@@ -50,7 +49,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const float model = repro::model_sum(bed.host.get(), n);
   const auto s15 = bed.scratch(bytes15), s10 = bed.scratch(bytes10), s11 = bed.scratch(bytes11);
   const auto mine = bed.time<float>(1, [&](float* out, int k) {
-    return repro::launch(bed.in.get(), n, out, reduce::view(s15), bed.config(cfg, k), asked, bed.stream.get());
+    return repro::launch(bed.in.get(), n, out, reduce::view(s15), bed.config(cfg, k), bed.stream.get());
   });
   const auto ten = bed.time<float>(1, [&](float* out, int) {
     return step10::kStep.launch(bed.in.get(), n, out, reduce::view(s10), cfg10, bed.stream.get());
@@ -76,11 +75,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   }));
   reduce::finish(r, bed.input_unchanged());
 
-  repro::Finish used = asked;
-  std::int64_t used_grid = 0;
-  CUDA_CHECK(repro::finish_for(n, cfg, asked, &used, &used_grid));
   r.extra = {reduce::text_field("result_bits", repro::bits_text(shown)),
-             reduce::text_field("finish", repro::to_string(used)),
              reduce::text_field("model_bits", repro::bits_text(model)),
              reduce::number_field("tile_elements", static_cast<double>(repro::tile_elements(n))),
              reduce::number_field("tiles", static_cast<double>(repro::num_tiles(n))),
@@ -110,11 +105,7 @@ reduce::Bench make_bench() {
   reduce::ExtraOption grid{"--grid", {}, "blocks (default: SMs x resident blocks per SM, at most one per tile): imitates "
                            "another GPU;\n                   the result's bits must not change", "N"};
   grid.check = reduce::integer_in(1, 0x7fffffff);
-  reduce::ExtraOption finish{"--finish", {"flags", "counter"}, "how the tile sums reach the block that combines "
-                             "them (the same bits either way): flags, block 0\n                   collects "
-                             "them while the others read (where the grid fits on the GPU at once), or\n"
-                             "                   counter, the last block to finish reads them all"};
-  b.spec.extra = {grid, finish};
+  b.spec.extra = {grid};
   for (reduce::Pattern p : {reduce::Pattern::nan, reduce::Pattern::inf}) b.spec.patterns.push_back(p);
   b.spec.block = repro::kStep.block;
   b.spec.notes =

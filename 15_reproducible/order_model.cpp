@@ -38,9 +38,11 @@ F4 round_tree(const F4* x) {
   return (x[0] + x[1]) + (x[2] + x[3]);
 }
 
-float tile_sum(const float* x, std::int64_t n, std::int64_t tile) {
-  const std::int64_t t = tile_elements(n), first = tile * t;
-  const std::int64_t rounds = t / kRoundElements;
+// Slice `slice` of x[0..n) (slices of slice_elements(n), counted over the whole array): the lanes'
+// rounds, then the shuffle tree.
+float slice_sum(const float* x, std::int64_t n, std::int64_t slice) {
+  const std::int64_t size = slice_elements(n), first = slice * size;
+  const std::int64_t rounds = size / kRoundElements;
   std::array<float, 32> lanes{};
   for (int lane = 0; lane < 32; ++lane) {
     F4 acc;
@@ -53,6 +55,16 @@ float tile_sum(const float* x, std::int64_t n, std::int64_t tile) {
     lanes[lane] = (acc.x + acc.y) + (acc.z + acc.w);
   }
   return warp_tree(lanes);
+}
+
+// A tile: its kSlices slice sums in the shuffle tree from o = kSlices / 2 (the lanes past them hold +0
+// and never reach lane 0).
+float tile_sum(const float* x, std::int64_t n, std::int64_t tile) {
+  std::array<float, kSlices> v{};
+  for (int s = 0; s < kSlices; ++s) v[s] = slice_sum(x, n, tile * kSlices + s);
+  for (int o = kSlices / 2; o > 0; o /= 2)
+    for (int l = 0; l < o; ++l) v[l] = v[l] + v[l + o];
+  return v[0];
 }
 
 }  // namespace

@@ -5,22 +5,19 @@
 // and their grouping follows the launch: thread t adds elements t, t + T, ... (T threads in all), a
 // block adds its threads, block 0 its blocks, and T comes from the SM count and the occupancy. Here
 // the grouping is fixed by the input alone (order.hpp): tiles of a size that depends on n only, each
-// summed by one warp in a fixed order (so the block size cannot matter), the tile sums combined in a
-// fixed tree over fixed columns (so the grid cannot matter). The grid only decides which warp
-// computes which tile. The loads are step 10's: four float4s in flight per lane, contiguous per warp,
-// at step 10's occupancy (launch bounds hold the kernel to 32 registers a thread), and a warp issues
-// its next tile's loads before it shuffles the current tile's sum.
-// What changed from step 10: a warp, not a block, owns a piece of the input, and owns it by its index
-// in the array rather than by its place in the grid; a warp hands over one float per tile instead of a
-// block one per block. The hand-over is step 08's: each tile sum goes to a flagged slot, and block 0,
-// which reads no tiles, adds them into the fixed tree while the other blocks are still reading (a
-// cooperative launch, so that every block is resident). A grid too large to be resident at once takes
-// a device-scope counter instead, and the last block to finish reads every tile sum (--finish counter
-// measures the difference; both give the same bits).
-// Misaligned inputs take scalar loads in the same order, so their bits equal an aligned copy's.
+// cut into 16 slices; a slice is summed by one warp in a fixed order, a tile's 16 slice sums in a fixed
+// tree (so the block size cannot matter), and the tile sums in a fixed tree over fixed columns (so the
+// grid cannot matter). The grid only decides which block sums which tile, the block size which warp
+// sums which slice. The loads are step 10's: four float4s in flight per lane, contiguous per warp, at
+// step 10's occupancy (launch bounds hold the kernel to 32 registers a thread), and a warp issues its
+// next slice's loads before it shuffles the current slice's sum.
+// What changed from step 10: a block owns a tile by its index in the array rather than by its place in
+// the grid, and hands over one float per tile; the last block to finish (a device-scope counter, as
+// in step 07) adds the tile sums in the fixed tree. Misaligned inputs take scalar loads in the same
+// order, so their bits equal an aligned copy's.
 // The same two halves, summing tiles and combining their sums, are the multi-GPU API below: tiles
 // summed on several GPUs and combined in the same tree give the same bits (14_multi_gpu/reproducible.cuh).
-// Usage: ./15_reproducible [--n 2^26] [--grid 132] [--block 512] [--finish flags|counter] [--help]
+// Usage: ./15_reproducible [--n 2^26] [--grid 132] [--block 512] [--help]
 #include <cuda/atomic>
 
 #include <algorithm>
@@ -62,23 +59,23 @@ __device__ void load_round_scalar(const float* tile, std::int64_t left, int r, u
   }
 }
 
-// Where a warp's tile sums go: store(t, s) puts tile t's sum s where the finish will read it.
-// PlainSums: a float per tile, read after the counter says every block is done (and by 14's shards).
+// Where a block's tile sums go: a float per tile, read after the counter says every block is done
+// (and by 14's shards).
 struct PlainSums {
   float* sums;
   __device__ void operator()(unsigned t, float s) const { sums[t] = s; }
 };
 
-// Tiles t, t + stride, ... < tiles of in[0..n) (tiles of 2^lg elements) with scalar loads, each summed
-// by the calling warp and handed to store: the last, cut tile, and every tile of a misaligned input.
-// Not inlined, so that its registers do not count against the hot loop's.
-template <typename Store>
-__device__ __noinline__ void sum_tiles_scalar(const float* in, std::int64_t n, int lg, unsigned tiles, unsigned t,
-                                              unsigned stride, Store store) {
+// Slices s = first, first + step, ... < kSlices of tile t (slices of 2^lg_slice elements) with scalar
+// loads, elements at or past n read as +0, each summed by the calling warp into slice_sums[s]:
+// misaligned inputs and the last tile. Not inlined, so that its registers do not count against the hot
+// loop's.
+__device__ __noinline__ void sum_slices_scalar(const float* in, std::int64_t n, unsigned t, int lg_slice,
+                                               unsigned first, unsigned step, float* slice_sums) {
   const unsigned lane = threadIdx.x % 32;
-  const int rounds = 1 << (lg - kMinLog2Tile);
-  for (; t < tiles; t += stride) {
-    const std::int64_t start = std::int64_t{t} << lg;
+  const int rounds = 1 << (lg_slice - kMinLog2Slice);
+  for (unsigned s = first; s < kSlices; s += step) {
+    const std::int64_t start = std::int64_t{(t << kLog2Slices) + s} << lg_slice;
     float4 x[kLoads];
     load_round_scalar(in + start, n - start, 0, lane, x);
     float4 acc = round_tree(x);
@@ -86,8 +83,8 @@ __device__ __noinline__ void sum_tiles_scalar(const float* in, std::int64_t n, i
       load_round_scalar(in + start, n - start, r, lane, x);
       acc = acc + round_tree(x);
     }
-    const float s = warp_reduce(lane_total(acc), Plus{});
-    if (lane == 0) store(t, s);
+    const float v = warp_reduce(lane_total(acc), Plus{});
+    if (lane == 0) slice_sums[s] = v;
   }
 }
 
@@ -101,21 +98,48 @@ struct Tiling {
   unsigned tiles, whole;
 };
 
-// The tiles t = first, first + stride, ... < tiles, each summed by the calling warp and stored. Whole
-// tiles of an aligned input take 16-byte loads, and the next tile's first round is loaded before the
-// current tile's shuffle tree, so the warp's loads overlap its shuffles; the rest goes to
-// sum_tiles_scalar.
+// A tile's kSlices slice sums (in shared memory, written by the block's warps) in the order's tree, by
+// warp 0; the tile's sum goes to store. The barrier first: every slice of the tile is summed.
 template <typename Store>
-__device__ __forceinline__ void sum_tiles(const Tiling& g, unsigned first, unsigned stride, Store store) {
-  const unsigned lane = threadIdx.x % 32;
-  const int rounds = 1 << (g.lg - kMinLog2Tile);
-  const float4* const body = reinterpret_cast<const float4*>(g.in) + lane;
-  unsigned t = first;
-  if (t < g.whole) {
-    float4 x[kLoads];
-    load_round(body + (std::int64_t{t} << (g.lg - 2)), 0, x);
-    for (;;) {
-      const float4* const p = body + (std::int64_t{t} << (g.lg - 2));
+__device__ __forceinline__ void add_slices(const float* slice_sums, unsigned t, Store store) {
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    float v = threadIdx.x < kSlices ? slice_sums[threadIdx.x] : 0.0f;
+#pragma unroll
+    for (int o = kSlices / 2; o > 0; o /= 2) v += __shfl_down_sync(reduce::agent::kFullMask, v, o);
+    if (threadIdx.x == 0) store(t, v);
+  }
+}
+
+// Block b sums tiles b, b + gridDim.x, ... of the input, each into store. Warp w of the block's W warps
+// sums slices w, w + W, ... of each tile (with more than kSlices warps, the rest only wait at the
+// barriers). Whole tiles of an aligned input take 16-byte loads, and a warp loads its next slice's
+// first round before the current slice's shuffle tree, so that its loads are in flight while it
+// shuffles; the rest takes scalar loads. The slice sums of a tile go to shared memory, two tiles'
+// worth, so that a tile's slices are written while warp 0 still reads the tile before: one barrier per
+// tile.
+template <unsigned Block, typename Store>
+__device__ __forceinline__ void sum_tiles(const Tiling& g, Store store) {
+  constexpr unsigned kWarps = Block / 32, kPerWarp = kWarps < kSlices ? kSlices / kWarps : 1;
+  __shared__ float slice_sums[2][kSlices];
+  const unsigned warp = threadIdx.x / 32;
+  const bool reads = warp < kSlices;
+  const int lg_slice = g.lg - kLog2Slices, rounds = 1 << (lg_slice - kMinLog2Slice);
+  // The lane's first float4 of slice s of tile t.
+  const auto slice_at = [&](unsigned t, unsigned s) {
+    return reinterpret_cast<const float4*>(g.in) + threadIdx.x % 32 + (std::int64_t{(t << kLog2Slices) + s} << (lg_slice - 2));
+  };
+  // The warp's slices in order, u = 0, 1, ...: slice warp + (u % kPerWarp) * kWarps of the block's
+  // tile u / kPerWarp (tile blockIdx.x + (u / kPerWarp) * gridDim.x). One counter, so that the loop
+  // holds few registers beside the loads' (32 a thread, 16 of them the loads').
+  const auto tile_of = [&](unsigned u) { return blockIdx.x + u / kPerWarp * gridDim.x; };
+  const auto slice_of = [&](unsigned u) { return warp + u % kPerWarp * kWarps; };
+  unsigned u = 0;
+  const float4* p = slice_at(blockIdx.x, warp);
+  float4 x[kLoads];
+  if (reads && blockIdx.x < g.whole) load_round(p, 0, x);
+  for (; tile_of(u) < g.whole; ++u) {
+    if (reads) {
       float4 acc = round_tree(x);
 #pragma unroll 1  // kLoads loads in flight, as in step 10: unrolled, the rounds would need more registers
       for (int r = 1; r < rounds; ++r) {
@@ -123,18 +147,19 @@ __device__ __forceinline__ void sum_tiles(const Tiling& g, unsigned first, unsig
         acc = acc + round_tree(x);
       }
       const float mine = lane_total(acc);
-      const unsigned next = t + stride;
-      // In flight during the shuffles. After the warp's last whole tile it reloads that tile (from L1
-      // or L2, a few hundred bytes): a load on one path only would keep the old x alive beside the new.
-      load_round(body + (std::int64_t{next < g.whole ? next : t} << (g.lg - 2)), 0, x);
-      const float s = warp_reduce(mine, Plus{});
-      if (lane == 0) store(t, s);
-      if (next >= g.whole) break;
-      t = next;
+      // The warp's next slice, or after its last in a whole tile this one again (from L1 or L2): a load
+      // on one path only would keep the old x alive beside the new.
+      if (tile_of(u + 1) < g.whole) p = slice_at(tile_of(u + 1), slice_of(u + 1));
+      load_round(p, 0, x);
+      const float v = warp_reduce(mine, Plus{});
+      if (threadIdx.x % 32 == 0) slice_sums[u / kPerWarp % 2][slice_of(u)] = v;
     }
-    t += stride;
+    if (u % kPerWarp == kPerWarp - 1) add_slices(slice_sums[u / kPerWarp % 2], tile_of(u), store);
   }
-  if (t < g.tiles) sum_tiles_scalar(g.in, g.n, g.lg, g.tiles, t, stride, store);
+  for (; tile_of(u) < g.tiles; u += kPerWarp) {  // the last, cut tile, and every tile of a misaligned input
+    if (reads) sum_slices_scalar(g.in, g.n, tile_of(u), lg_slice, warp, kWarps, slice_sums[u / kPerWarp % 2]);
+    add_slices(slice_sums[u / kPerWarp % 2], tile_of(u), store);
+  }
 }
 
 // The fixed tree over the tile sums (order.hpp), by a block of Block threads. Thread j owns columns
@@ -193,105 +218,63 @@ constexpr unsigned kThreadsPerSm = 1536, kBlocksPerSm = 24;
 #else
 constexpr unsigned kThreadsPerSm = 2048, kBlocksPerSm = 32;
 #endif
+// The share of those threads aimed at, in quarters (REPRO_SM_QUARTERS, 4 unless built otherwise: the
+// README's register experiment builds 3 and 2). Below 512 threads a warp sums several slices of each
+// tile and needs 40 registers: at most 3/4 of the SM's threads there.
+#ifndef REPRO_SM_QUARTERS
+#define REPRO_SM_QUARTERS 4
+#endif
 template <unsigned Block>
-constexpr unsigned kMinBlocks = kThreadsPerSm / Block < kBlocksPerSm ? kThreadsPerSm / Block : kBlocksPerSm;
+constexpr unsigned kThreadsAimed =
+    kThreadsPerSm / 4 * (Block >= 32 * kSlices || REPRO_SM_QUARTERS < 3 ? REPRO_SM_QUARTERS : 3);
+template <unsigned Block>
+constexpr unsigned kMinBlocks = kThreadsAimed<Block> / Block < kBlocksPerSm ? kThreadsAimed<Block> / Block : kBlocksPerSm;
 
-// The hand-over, as in step 08, one slot per tile: tile t's sum goes to a 64-bit slot, its bits in the
-// low half and kFull in the high half, in one relaxed store, so the value and its flag arrive together
-// and no fence is needed for them. Slots are zero (empty) between launches: the harness hands over
-// zero-filled scratch, and the block that combines empties every slot it reads. The slots of float4 q
-// of the tile sums (tiles 4q .. 4q + 3) lie `quads` apart, so the 32 lanes of a warp that read 32
-// consecutive float4s read 256 contiguous bytes at a time.
-using Slot = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
-constexpr unsigned long long kFull = 1ull << 32;
-
-struct Slots {
-  unsigned long long* at;
-  unsigned quads;
-  __device__ Slot operator[](unsigned t) const { return Slot(at[(t % 4) * quads + t / 4]); }
-};
-
-struct FlaggedSums {  // a warp's Store
-  Slots slots;
-  __device__ void operator()(unsigned t, float s) const {
-    slots[t].store(kFull | __float_as_uint(s), cuda::memory_order_relaxed);
-  }
-};
-
-// combine_tree's Load: float4s of the tile sums from their slots. The slots of a batch are loaded at
-// once; a slot still empty (its warp has not finished the tile) is loaded again until it is full.
-// Each slot is emptied once read. Tiles past the last read as +0. Two float4s a batch: eight 8-byte
-// loads in flight, as many as the kernel's 32 registers a thread hold beside the rest.
-struct CollectedSums {
-  static constexpr int kBatch = 2;
-  Slots slots;
+// combine_tree's Load for the tile sums in scratch, Load::kBatch float4s at once: from L2 (cg), where
+// the other SMs' stores went (the counter's acquire orders these loads after them). Those past the last
+// tile read as +0 (the scratch is padded to whole float4s). Each float4 read is zeroed behind it, so
+// that the launch leaves its scratch as it found it (a store per float4, waited for by nobody).
+struct TileSums {
+  static constexpr int kBatch = kLoads;
+  float* sums;
   unsigned tiles;
   __device__ void batch(const unsigned (&q)[kBatch], unsigned quads, float4 (&v)[kBatch]) const {
-    unsigned long long w[kBatch][4];
+    float4* const at = reinterpret_cast<float4*>(sums);
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const unsigned t = 4 * q[b] + i;
-        w[b][i] = q[b] < quads && t < tiles ? slots[t].load(cuda::memory_order_relaxed) : kFull;
-      }
+      if (q[b] < quads) v[b] = __ldcg(at + q[b]);
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      float x[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const unsigned t = 4 * q[b] + i;
-        x[i] = 0.0f;
-        if (q[b] >= quads || t >= tiles) continue;
-        const Slot slot = slots[t];
-        while (!(w[b][i] & kFull)) w[b][i] = slot.load(cuda::memory_order_relaxed);
-        slot.store(0, cuda::memory_order_relaxed);
-        x[i] = __uint_as_float(static_cast<unsigned>(w[b][i]));
+      if (q[b] >= quads) continue;
+      __stcg(at + q[b], float4{0.0f, 0.0f, 0.0f, 0.0f});
+      const unsigned t = 4 * q[b];
+      if (t + 4 > tiles) {
+        if (t + 1 >= tiles) v[b].y = 0.0f;
+        if (t + 2 >= tiles) v[b].z = 0.0f;
+        if (t + 3 >= tiles) v[b].w = 0.0f;
       }
-      v[b] = {x[0], x[1], x[2], x[3]};
     }
   }
 };
 
-// The flag finish. Blocks 1 .. gridDim.x - 1 sum the tiles (warp w of block b is reading warp
-// w * (gridDim.x - 1) + b - 1) while block 0 adds the tile sums into the fixed tree as they arrive, so
-// that when the last tile is summed only its few columns and the tree's last levels are left. Block 0
-// waits for the others: the whole grid must be resident, so this kernel is launched cooperatively. A
-// grid of one block sums its tiles, then combines them.
-template <unsigned Block>
-__global__ void __launch_bounds__(Block, kMinBlocks<Block>)
-    reduce_reproducible_flags(const Tiling g, Slots slots, float* out) {
-  if (gridDim.x == 1) {
-    sum_tiles(g, threadIdx.x / 32, Block / 32, FlaggedSums{slots});
-    __syncthreads();  // its own slots are full: the combination below waits for none
-  } else if (blockIdx.x != 0) {
-    const unsigned readers = gridDim.x - 1;
-    sum_tiles(g, threadIdx.x / 32 * readers + blockIdx.x - 1, readers * (Block / 32), FlaggedSums{slots});
-    return;
-  }
-  const float total = combine_tree<Block>(CollectedSums{slots, g.tiles}, g.tiles);
-  if (threadIdx.x == 0) *out = total;
-}
-
-// The counter finish. Warp w of block b is global warp w * gridDim.x + b (blocks first, so that a
-// small n spreads its few tiles over many SMs) and sums tiles g, g + warps, ...; the last block to
-// finish combines the sums. Any grid: no block waits for another to start.
+// Block b sums tiles b, b + gridDim.x, ...; the last block to finish combines the tile sums. Any grid:
+// no block waits for another to start.
 using Counter = cuda::atomic_ref<unsigned, cuda::thread_scope_device>;
 
 template <unsigned Block>
 __global__ void __launch_bounds__(Block, kMinBlocks<Block>)
-    reduce_reproducible_counter(const Tiling g, Slots slots, unsigned* counter, float* out) {
-  sum_tiles(g, threadIdx.x / 32 * gridDim.x + blockIdx.x, gridDim.x * (Block / 32), FlaggedSums{slots});
+    reduce_reproducible(const Tiling g, float* tile_sums, unsigned* counter, float* out) {
+  sum_tiles<Block>(g, PlainSums{tile_sums});
 
-  // Every warp of the block has stored its sums (barrier), then one release-acquire counter: the
-  // block that brings it to gridDim.x sees every block's sums (full slots: it waits for none) and
-  // combines them.
+  // Every tile sum of the block is stored (by thread 0 itself, after the barrier of its last tile),
+  // then one release-acquire counter: the block that brings it to gridDim.x sees every block's sums
+  // and combines them.
   __shared__ bool last;
   __syncthreads();
   if (threadIdx.x == 0) last = Counter(*counter).fetch_add(1, cuda::memory_order_acq_rel) == gridDim.x - 1;
   __syncthreads();
   if (!last) return;
-  const float total = combine_tree<Block>(CollectedSums{slots, g.tiles}, g.tiles);
+  const float total = combine_tree<Block>(TileSums{tile_sums, g.tiles}, g.tiles);
   if (threadIdx.x == 0) {
     *out = total;
     Counter(*counter).store(0, cuda::memory_order_relaxed);  // every block has counted: zero for the next launch
@@ -302,7 +285,7 @@ __global__ void __launch_bounds__(Block, kMinBlocks<Block>)
 template <unsigned Block>
 __global__ void __launch_bounds__(Block, kMinBlocks<Block>)
     shard_tile_sums(const Tiling g, float* partials) {
-  sum_tiles(g, threadIdx.x / 32 * gridDim.x + blockIdx.x, gridDim.x * (Block / 32), PlainSums{partials});
+  sum_tiles<Block>(g, PlainSums{partials});
 }
 
 struct Partials {
@@ -326,76 +309,40 @@ __global__ void __launch_bounds__(kCombineBlock) combine_partials(const float* p
   if (threadIdx.x == 0) *out = total;
 }
 
-constexpr std::size_t kCounterBytes = 16;  // keeps the slots behind it 16-byte aligned
+constexpr std::size_t kCounterBytes = 16;  // keeps the tile sums behind it 16-byte aligned
 
-// Scratch for n elements: the counter, then one 8-byte slot per tile, rounded up to whole float4s of
-// tile sums (quads of them).
+// Scratch for n elements: the counter, then one float per tile, rounded up to whole float4s.
 std::int64_t quads_of(std::int64_t n) { return (num_tiles(n) + 3) / 4; }
 unsigned* counter_in(void* scratch) { return static_cast<unsigned*>(scratch); }
-Slots slots_in(void* scratch, std::int64_t n) {
-  return {reinterpret_cast<unsigned long long*>(static_cast<unsigned char*>(scratch) + kCounterBytes),
-          static_cast<unsigned>(quads_of(n))};
-}
+float* sums_in(void* scratch) { return reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + kCounterBytes); }
 
-// Resident blocks per SM of the finish's kernel. They do not change on this process's device: asked
-// once for each kernel.
-template <unsigned Block, Finish F>
+// Resident blocks per SM of the kernel for this block size, asked once: they do not change on this
+// process's devices (the suite's GPUs are of one kind).
+template <unsigned Block>
 cudaError_t blocks_per_sm(int* per_sm) {
   static std::atomic<int> cached{0};
   int v = cached.load();
   if (v == 0) {
-    const void* kernel = F == Finish::flags ? reinterpret_cast<const void*>(reduce_reproducible_flags<Block>)
-                                            : reinterpret_cast<const void*>(reduce_reproducible_counter<Block>);
-    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, kernel, Block, 0));
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, reduce_reproducible<Block>, Block, 0));
     cached.store(v);
   }
   *per_sm = v;
   return cudaSuccess;
 }
 
-// Blocks that fit on the device at once: the finish's resident blocks per SM times cfg.sm_count.
-cudaError_t resident_blocks(const reduce::LaunchConfig& cfg, Finish finish, std::int64_t* blocks) {
-  int per_sm = 0;
-  CUDA_TRY(reduce::with_block_size(cfg.block, [&](auto block) {
-    return finish == Finish::flags ? blocks_per_sm<block, Finish::flags>(&per_sm)
-                                   : blocks_per_sm<block, Finish::counter>(&per_sm);
-  }));
-  *blocks = std::max<std::int64_t>(std::int64_t{per_sm} * (cfg.sm_count > 0 ? cfg.sm_count : 1), 1);
-  return cudaSuccess;
-}
-
-// Blocks for `tiles` tiles: enough reading warps to give each warp one tile (plus block 0, which only
-// collects, for the flag finish), at most the device-filling grid, at least one block. cfg.grid when
-// the caller chose, unless its warps would overflow the kernels' 32-bit warp index (2^26 blocks of 32
-// threads and more); then as many blocks as give every warp at most one tile, which changes who sums
-// what, never the bits.
-cudaError_t grid_for(std::int64_t tiles, const reduce::LaunchConfig& cfg, Finish finish, std::int64_t* grid) {
+// Blocks for `tiles` tiles: one per tile, at most as many as fit on the device at once (resident
+// blocks per SM times cfg.sm_count), at least one; cfg.grid when the caller chose.
+cudaError_t grid_for(std::int64_t tiles, const reduce::LaunchConfig& cfg, std::int64_t* grid) {
   if (cfg.grid > 0x7fffffff) return cudaErrorInvalidValue;
   if (cfg.grid > 0) {
-    const bool fits = cfg.grid * (cfg.block / 32) <= 0x7fffffff;
-    *grid = fits ? cfg.grid : std::max<std::int64_t>(1, reduce::ceil_div(tiles, cfg.block / 32));
+    *grid = cfg.grid;
     return cudaSuccess;
   }
-  std::int64_t device = 0;
-  CUDA_TRY(resident_blocks(cfg, finish, &device));
-  const std::int64_t readers = reduce::ceil_div(tiles, cfg.block / 32);
-  *grid = std::clamp<std::int64_t>(finish == Finish::flags ? readers + 1 : readers, 1, device);
+  int per_sm = 0;
+  CUDA_TRY(reduce::with_block_size(cfg.block, [&](auto block) { return blocks_per_sm<block>(&per_sm); }));
+  const std::int64_t device = std::max<std::int64_t>(std::int64_t{per_sm} * (cfg.sm_count > 0 ? cfg.sm_count : 1), 1);
+  *grid = std::clamp<std::int64_t>(tiles, 1, device);
   return cudaSuccess;
-}
-
-// The finish a launch takes: the flag finish where asked for, the device can launch cooperatively and
-// the grid fits on it at once; else the counter.
-cudaError_t choose(std::int64_t tiles, const reduce::LaunchConfig& cfg, Finish asked, Finish* used, std::int64_t* grid) {
-  *used = Finish::counter;
-  if (asked == Finish::flags) {
-    int cooperative = 0;
-    CUDA_TRY(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, cfg.device));
-    std::int64_t device = 0, g = 0;
-    CUDA_TRY(resident_blocks(cfg, Finish::flags, &device));
-    CUDA_TRY(grid_for(tiles, cfg, Finish::flags, &g));
-    if (cooperative && g <= device) *used = Finish::flags;
-  }
-  return grid_for(tiles, cfg, *used, grid);
 }
 
 // The tiling of in[0..n) in tiles of 2^lg elements.
@@ -405,66 +352,35 @@ Tiling tiling(const float* in, std::int64_t n, int lg) {
           aligned ? static_cast<unsigned>(n >> lg) : 0u};
 }
 
-// Tile indices are 32-bit in the kernels: n up to reduce::max_n() gives at most 2^20 tiles.
+// Tile indices are 32-bit in the kernels: n up to reduce::max_n() gives at most 2^16 tiles.
 bool tiles_fit(std::int64_t n) { return num_tiles(n) <= 0x7fffffff; }
-
-template <unsigned Block>
-cudaError_t launch_finish(Tiling g, Finish finish, std::int64_t grid, void* scratch, std::int64_t n, float* out,
-                          cudaStream_t stream) {
-  Slots slots = slots_in(scratch, n);
-  if (finish == Finish::counter) {
-    reduce_reproducible_counter<Block><<<static_cast<unsigned>(grid), Block, 0, stream>>>(g, slots, counter_in(scratch), out);
-    return cudaGetLastError();
-  }
-  void* args[] = {&g, &slots, &out};
-  return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce_reproducible_flags<Block>),
-                                     static_cast<unsigned>(grid), Block, args, 0, stream);
-}
 
 }  // namespace
 
-const char* to_string(Finish f) { return f == Finish::flags ? "flags" : "counter"; }
-
 std::size_t scratch_bytes(std::int64_t n, const reduce::LaunchConfig&) {
-  return kCounterBytes + static_cast<std::size_t>(quads_of(n)) * 4 * sizeof(unsigned long long);
-}
-
-cudaError_t finish_for(std::int64_t n, const reduce::LaunchConfig& cfg, Finish asked, Finish* used, std::int64_t* grid) {
-  if (n < 0 || !tiles_fit(n)) return cudaErrorInvalidValue;
-  return choose(num_tiles(n), cfg, asked, used, grid);
+  return kCounterBytes + static_cast<std::size_t>(quads_of(n)) * 4 * sizeof(float);
 }
 
 cudaError_t default_grid(std::int64_t n, const reduce::LaunchConfig& cfg, std::int64_t* grid) {
+  if (n < 0 || !tiles_fit(n)) return cudaErrorInvalidValue;
   reduce::LaunchConfig chosen = cfg;
   chosen.grid = 0;
-  Finish used = Finish::flags;
-  return finish_for(n, chosen, Finish::flags, &used, grid);
+  return grid_for(num_tiles(n), chosen, grid);
 }
 
 cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch, const reduce::LaunchConfig& cfg,
-                   Finish finish, cudaStream_t stream) {
+                   cudaStream_t stream) {
   if (n < 0 || !tiles_fit(n) || scratch.bytes < scratch_bytes(n, cfg)) return cudaErrorInvalidValue;
-  Finish used = finish;
   std::int64_t grid = 0;
-  CUDA_TRY(choose(num_tiles(n), cfg, finish, &used, &grid));
+  CUDA_TRY(grid_for(num_tiles(n), cfg, &grid));
   return reduce::with_block_size(cfg.block, [&](auto block) -> cudaError_t {
     constexpr unsigned kBlock = decltype(block)::value;
-    const Tiling g = tiling(in, n, log2_tile(n));
-    cudaError_t e = launch_finish<kBlock>(g, used, grid, scratch.data, n, out, stream);
-    if (e == cudaErrorCooperativeLaunchTooLarge) {  // fewer blocks fit than the occupancy API said: no wait
-      cudaGetLastError();                           // the refusal is not an error of this launch
-      CUDA_TRY(grid_for(num_tiles(n), cfg, Finish::counter, &grid));
-      e = launch_finish<kBlock>(g, Finish::counter, grid, scratch.data, n, out, stream);
-    }
-    CUDA_TRY(e);
+    reduce_reproducible<kBlock><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(
+        tiling(in, n, log2_tile(n)), sums_in(scratch.data), counter_in(scratch.data), out);
+    CUDA_TRY(cudaGetLastError());
     reduce::record_launch(cfg, grid, kBlock);
     return cudaSuccess;
   });
-}
-
-cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
-                   const reduce::LaunchConfig& cfg, cudaStream_t stream) {
-  return launch(in, n, out, scratch, cfg, Finish::flags, stream);
 }
 
 TileRange shard_tiles(std::int64_t n, int ranks, int rank) {
@@ -482,7 +398,7 @@ cudaError_t sum_shard_tiles(const float* shard, std::int64_t n, std::int64_t fir
   const int lg = log2_tile(n);
   const std::int64_t begin = first_tile << lg, shard_n = std::min(n, (first_tile + tile_count) << lg) - begin;
   std::int64_t grid = 0;
-  CUDA_TRY(grid_for(tile_count, cfg, Finish::counter, &grid));  // no finish: no block waits
+  CUDA_TRY(grid_for(tile_count, cfg, &grid));
   return reduce::with_block_size(cfg.block, [&](auto block) -> cudaError_t {
     constexpr unsigned kBlock = decltype(block)::value;
     shard_tile_sums<kBlock><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(tiling(shard, shard_n, lg), partials);

@@ -14,34 +14,16 @@
 
 namespace repro {
 
-// How the tile sums reach the block that combines them (both give the same bits). Each goes to a
-// flagged slot of its own in one store (step 08's hand-over, one slot per tile);
-//   flags    block 0 sums no tiles: it adds the tile sums into the tree as their slots fill, while
-//            the other blocks are still reading, so only the last tiles are left when the reading
-//            ends. Block 0 waits for the others, so the grid must fit on the device at once: a
-//            cooperative launch.
-//   counter  every block sums tiles; the last one to count itself done on a device-scope counter
-//            combines all the tile sums. Any grid.
-// launch() takes the flag finish unless asked for the counter, and falls back to the counter where the
-// device cannot launch cooperatively or the grid is larger than fits on it at once.
-enum class Finish { flags, counter };
-const char* to_string(Finish f);
-
-// Scratch: a 16-byte counter, then one 8-byte slot per tile (rounded up to a multiple of four). It must
-// be zero when the launcher starts (the harness zero-fills scratch once), and every launch leaves it
-// zero, so one scratch serves launches of any n and either finish.
+// Scratch: a 16-byte counter, then one float per tile (rounded up to a multiple of four). It must be
+// zero when the launcher starts (the harness zero-fills scratch once), and every launch leaves it zero
+// (the last block zeroes what it read), so one scratch serves launches of any n.
 std::size_t scratch_bytes(std::int64_t n, const reduce::LaunchConfig& cfg);
 
 // One kernel: cfg.block threads per block (any power of two 32 ... 1024), cfg.grid blocks when > 0,
-// else the device's SM count times the resident blocks per SM, but no more blocks than give every
-// reading warp one tile.
-cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch, const reduce::LaunchConfig& cfg,
-                   Finish finish, cudaStream_t stream);
+// else one block per tile, at most the device's SM count times the resident blocks per SM. Block b sums
+// tiles b, b + grid, ...; the last block to finish combines the tile sums.
 cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
-                   const reduce::LaunchConfig& cfg, cudaStream_t stream);  // Finish::flags where it can
-
-// The finish and the grid launch() takes for n, cfg and the finish asked for, or the first CUDA error.
-cudaError_t finish_for(std::int64_t n, const reduce::LaunchConfig& cfg, Finish asked, Finish* used, std::int64_t* grid);
+                   const reduce::LaunchConfig& cfg, cudaStream_t stream);
 
 // The grid launch() picks when cfg.grid is 0 (for reports), or the first CUDA error.
 cudaError_t default_grid(std::int64_t n, const reduce::LaunchConfig& cfg, std::int64_t* grid);

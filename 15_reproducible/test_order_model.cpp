@@ -16,22 +16,24 @@
 namespace {
 
 TEST(Order, TileSizeDependsOnNOnly) {
-  EXPECT_EQ(repro::tile_elements(0), 512);
-  EXPECT_EQ(repro::tile_elements(1), 512);
-  EXPECT_EQ(repro::tile_elements(std::int64_t{1} << 23), 512);
-  EXPECT_EQ(repro::tile_elements((std::int64_t{1} << 23) + 1), 1024);
-  EXPECT_EQ(repro::tile_elements(std::int64_t{1} << 26), 4096);
-  EXPECT_EQ(repro::tile_elements(std::int64_t{1} << 30), 65536);
-  EXPECT_EQ(repro::tile_elements(std::int64_t{1} << 36), 65536);
+  EXPECT_EQ(repro::tile_elements(0), 8192);
+  EXPECT_EQ(repro::tile_elements(1), 8192);
+  EXPECT_EQ(repro::tile_elements(std::int64_t{1} << 23), 8192);
+  EXPECT_EQ(repro::tile_elements((std::int64_t{1} << 23) + 1), 16384);
+  EXPECT_EQ(repro::tile_elements(std::int64_t{1} << 26), 65536);
+  EXPECT_EQ(repro::tile_elements(std::int64_t{1} << 30), 1 << 20);
+  EXPECT_EQ(repro::tile_elements(std::int64_t{1} << 36), 1 << 20);
+  EXPECT_EQ(repro::slice_elements(std::int64_t{1} << 26), 4096);
   EXPECT_EQ(repro::num_tiles(0), 0);
-  EXPECT_EQ(repro::num_tiles(513), 2);
-  EXPECT_EQ(repro::num_tiles(std::int64_t{1} << 30), 16384);
-  // From 2^22 to 2^30 elements, 2^13 to 2^14 tiles: few tile sums for the last block to read.
-  for (int k = 23; k <= 30; ++k)
+  EXPECT_EQ(repro::num_tiles(8193), 2);
+  EXPECT_EQ(repro::num_tiles(std::int64_t{1} << 30), 1024);
+  // From 2^23 to 2^30 elements, 2^9 to 2^10 tiles: few tile sums for the last block to read, and about
+  // two tiles or more for each block of a 132-SM GPU.
+  for (int k = 24; k <= 30; ++k)
     for (std::int64_t n : {(std::int64_t{1} << k) - 1, std::int64_t{1} << k, (std::int64_t{1} << k) + 1}) {
       if (n > (std::int64_t{1} << 30)) continue;  // past 2^30 the tile size stays and the count grows
-      EXPECT_GE(repro::num_tiles(n), 1 << 13) << n;
-      EXPECT_LE(repro::num_tiles(n), 1 << 14) << n;
+      EXPECT_GE(repro::num_tiles(n), 1 << 9) << n;
+      EXPECT_LE(repro::num_tiles(n), 1 << 10) << n;
     }
 }
 
@@ -58,8 +60,8 @@ TEST(Order, ModelIsAccurateOnCancellingData) {
   double abs_sum = 0;
   for (float v : x) abs_sum += std::fabs(v);
   const double error = exact.error_of(repro::model_sum(x.data(), n));
-  // Longest chain: 128 rounds (2 + 127) + 1 lane sum (2) + 5 shuffles + column chain (4) + 10 levels;
-  // at this n (tiles of 2^9): 2 + 2 + 5 + 2 + 10.
+  // Longest chain: 128 rounds (2 + 127) + 1 lane sum (2) + 5 shuffles + 4 slice levels + column chain
+  // (4) + 10 levels; at this n (slices of 2^9): 2 + 2 + 5 + 4 + 2 + 10.
   EXPECT_LE(error, 0x1p-24 * 32 * abs_sum);
 }
 

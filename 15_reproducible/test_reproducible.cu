@@ -1,7 +1,7 @@
-// Step 15 on the GPU: the same bits for every grid from 1 to 4 x the SM count, every block size and
-// both finishes (and those bits are the CPU model's, order.hpp), while step 10's bits change with the launch; the
+// Step 15 on the GPU: the same bits for every grid from 1 to 4 x the SM count and every block size
+// (and those bits are the CPU model's, order.hpp), while step 10's bits change with the launch; the
 // same bits for misaligned starts, and for the tiles summed in shards (any split on tile boundaries)
-// and combined apart; n > 2^31; NaN and infinities; the input untouched and the counter and the slots left
+// and combined apart; n > 2^31; NaN and infinities; the input untouched and the scratch left
 // zero. Every test skips, with the reason, where no CUDA device is present.
 #include <gtest/gtest.h>
 
@@ -87,9 +87,8 @@ struct DeviceInput {
 
 // Runs every configuration on one shared, zero-filled scratch, one output slot each, and returns the
 // results in order. The scratch must come back zero-filled after every run (checked at the end).
-// Step 15 runs with the finish asked for (reproducible.cuh).
 std::vector<float> run_all(const reduce::Step& step, const float* in, std::int64_t n,
-                           const std::vector<reduce::LaunchConfig>& cfgs, repro::Finish finish = repro::Finish::flags) {
+                           const std::vector<reduce::LaunchConfig>& cfgs) {
   std::size_t bytes = 1;
   for (const auto& c : cfgs) bytes = std::max(bytes, step.scratch_bytes(n, c));
   reduce::DeviceBuffer<unsigned char> scratch(bytes);
@@ -98,9 +97,7 @@ std::vector<float> run_all(const reduce::Step& step, const float* in, std::int64
   CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, bytes, stream.get()));
   CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream.get()));  // NaN: an unwritten slot fails
   for (std::size_t k = 0; k < cfgs.size(); ++k)
-    CUDA_CHECK(&step == &repro::kStep
-                   ? repro::launch(in, n, out.get() + k, {scratch.get(), bytes}, cfgs[k], finish, stream.get())
-                   : step.launch(in, n, out.get() + k, {scratch.get(), bytes}, cfgs[k], stream.get()));
+    CUDA_CHECK(step.launch(in, n, out.get() + k, {scratch.get(), bytes}, cfgs[k], stream.get()));
   std::vector<float> results(cfgs.size());
   CUDA_CHECK(cudaMemcpyAsync(results.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost, stream.get()));
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
@@ -129,27 +126,24 @@ std::vector<reduce::LaunchConfig> every_grid_and_block() {
 
 class GridAndBlock : public ::testing::TestWithParam<std::int64_t> {};
 
-TEST_P(GridAndBlock, GiveTheModelsBitsForEveryPatternAndBothFinishes) {
+TEST_P(GridAndBlock, GiveTheModelsBitsForEveryPattern) {
   SKIP_WITHOUT_GPU();
   const std::int64_t n = GetParam();
   const auto cfgs = every_grid_and_block();
-  for (repro::Finish finish : {repro::Finish::flags, repro::Finish::counter}) {
-    for (Kind k : {Kind::uniform, Kind::mixed, Kind::integers, Kind::cancelling}) {
-      const std::vector<float> host = make_input(n, k);
-      const float model = repro::model_sum(host.data(), n);
-      DeviceInput in(host, n);
-      const std::vector<float> got = run_all(repro::kStep, in.get(), n, cfgs, finish);
-      int differ = 0;
-      for (std::size_t c = 0; c < cfgs.size(); ++c)
-        if (bits_of(got[c]) != bits_of(model) && differ++ < 3)
-          ADD_FAILURE() << "n=" << n << " " << name_of(k) << " finish=" << repro::to_string(finish)
-                        << " grid=" << cfgs[c].grid << " block=" << cfgs[c].block << ": " << repro::bits_text(got[c])
-                        << " (" << got[c] << "), the order's model gives " << repro::bits_text(model) << " (" << model
-                        << ")";
-      EXPECT_EQ(differ, 0) << "n=" << n << " " << name_of(k) << " finish=" << repro::to_string(finish) << ": " << differ
-                           << " of " << cfgs.size() << " launches differ";
-      if (k == Kind::integers) EXPECT_EQ(model, repro::exact_sum(host.data(), n).to_float()) << "n=" << n;
-    }
+  for (Kind k : {Kind::uniform, Kind::mixed, Kind::integers, Kind::cancelling}) {
+    const std::vector<float> host = make_input(n, k);
+    const float model = repro::model_sum(host.data(), n);
+    DeviceInput in(host, n);
+    const std::vector<float> got = run_all(repro::kStep, in.get(), n, cfgs);
+    int differ = 0;
+    for (std::size_t c = 0; c < cfgs.size(); ++c)
+      if (bits_of(got[c]) != bits_of(model) && differ++ < 3)
+        ADD_FAILURE() << "n=" << n << " " << name_of(k) << " grid=" << cfgs[c].grid << " block=" << cfgs[c].block
+                      << ": " << repro::bits_text(got[c]) << " (" << got[c] << "), the order's model gives "
+                      << repro::bits_text(model) << " (" << model << ")";
+    EXPECT_EQ(differ, 0) << "n=" << n << " " << name_of(k) << ": " << differ << " of " << cfgs.size()
+                         << " launches differ";
+    if (k == Kind::integers) EXPECT_EQ(model, repro::exact_sum(host.data(), n).to_float()) << "n=" << n;
   }
 }
 
@@ -158,28 +152,20 @@ INSTANTIATE_TEST_SUITE_P(Sizes, GridAndBlock,
                          ::testing::Values(1, 31, 4097, (1 << 20) + 3, (1 << 24) - 1, (1 << 25) + 7),
                          [](const auto& info) { return "n" + std::to_string(info.param); });
 
-// Which finish a launch takes: the flag finish for the default grid where the device launches
-// cooperatively (the H100 and the H200 do), the counter where asked for or where the grid is larger
-// than fits on the device at once (the grid test above runs such grids, so both finishes are covered).
-TEST(Finish, FlagsForTheDefaultGridCounterForGridsThatDoNotFit) {
+// The default grid: one block per tile, at most what fits on the device at once (resident blocks per
+// SM x SMs), at least one block.
+TEST(Grid, OneBlockPerTileAtMostTheDevicesWorth) {
   SKIP_WITHOUT_GPU();
   const int sms = sm_count();
-  int cooperative = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, 0), cudaSuccess);
-  repro::Finish used = repro::Finish::flags;
-  std::int64_t grid = 0;
-  for (std::int64_t n : {std::int64_t{1}, std::int64_t{1} << 20, std::int64_t{1} << 26}) {
-    ASSERT_EQ(repro::finish_for(n, reduce::LaunchConfig{512, 0, sms}, repro::Finish::flags, &used, &grid), cudaSuccess);
-    EXPECT_EQ(used, cooperative ? repro::Finish::flags : repro::Finish::counter) << "n=" << n;
-    if (cooperative) EXPECT_GE(grid, 2) << "n=" << n << ": block 0 collects, so the flag finish needs a reading block beside it";
-    ASSERT_EQ(repro::finish_for(n, reduce::LaunchConfig{512, 0, sms}, repro::Finish::counter, &used, &grid), cudaSuccess);
-    EXPECT_EQ(used, repro::Finish::counter) << "n=" << n;
+  std::int64_t full = 0, grid = 0;
+  ASSERT_EQ(repro::default_grid(std::int64_t{1} << 30, reduce::LaunchConfig{512, 0, sms}, &full), cudaSuccess);
+  EXPECT_GE(full, sms);
+  EXPECT_EQ(full % sms, 0);
+  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{100003}, std::int64_t{1} << 22,
+                         std::int64_t{1} << 26}) {
+    ASSERT_EQ(repro::default_grid(n, reduce::LaunchConfig{512, 0, sms}, &grid), cudaSuccess);
+    EXPECT_EQ(grid, std::clamp<std::int64_t>(repro::num_tiles(n), 1, full)) << "n=" << n;
   }
-  // 1024 threads: at most 2 blocks per SM (2048 threads), so 4 x SMs blocks cannot all be resident.
-  ASSERT_EQ(repro::finish_for(1 << 26, reduce::LaunchConfig{1024, 0, sms, 4 * sms}, repro::Finish::flags, &used, &grid),
-            cudaSuccess);
-  EXPECT_EQ(used, repro::Finish::counter);
-  EXPECT_EQ(grid, 4 * sms);
 }
 
 // The lesson: step 10's grouping follows its launch, so its bits change with the block size and with
@@ -304,15 +290,15 @@ TEST(Contract, InputUnchangedScratchZeroedEmptyIsZero) {
   }
 }
 
-// One scratch for launches of several sizes and both finishes in turn, small to large and back: every
-// launch leaves the whole scratch empty, whichever finish ran before it and whatever its n.
-TEST(Contract, OneScratchServesEverySizeAndBothFinishes) {
+// One scratch for launches of several sizes and two block sizes in turn, small to large and back:
+// every launch leaves the whole scratch empty, whatever its n and whatever ran before it.
+TEST(Contract, OneScratchServesEverySize) {
   SKIP_WITHOUT_GPU();
   const int sms = sm_count();
   const std::vector<std::int64_t> sizes = {1000, (1 << 24) + 5, 4097, (1 << 22) + 3, 1, (1 << 24) + 5, 1000};
-  const reduce::LaunchConfig cfg{256, 0, sms};
+  const reduce::LaunchConfig cfgs[] = {{256, 0, sms}, {512, 0, sms, 5}};
   std::size_t bytes = 1;
-  for (std::int64_t n : sizes) bytes = std::max(bytes, repro::scratch_bytes(n, cfg));
+  for (std::int64_t n : sizes) bytes = std::max(bytes, repro::scratch_bytes(n, cfgs[0]));
   const std::vector<float> host = make_input(sizes[1], Kind::cancelling);
   DeviceInput in(host, sizes[1]);
   reduce::DeviceBuffer<unsigned char> scratch(bytes);
@@ -320,17 +306,15 @@ TEST(Contract, OneScratchServesEverySizeAndBothFinishes) {
   reduce::Stream stream;
   CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, bytes, stream.get()));
   CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream.get()));  // NaN: an unwritten slot fails
-  for (std::size_t k = 0; k < 2 * sizes.size(); ++k) {
-    const auto finish = k % 2 ? repro::Finish::counter : repro::Finish::flags;
-    CUDA_CHECK(repro::launch(in.get(), sizes[k / 2], out.get() + k, {scratch.get(), bytes}, cfg, finish, stream.get()));
-  }
+  for (std::size_t k = 0; k < 2 * sizes.size(); ++k)
+    CUDA_CHECK(repro::launch(in.get(), sizes[k / 2], out.get() + k, {scratch.get(), bytes}, cfgs[k % 2], stream.get()));
   std::vector<float> got(2 * sizes.size());
   CUDA_CHECK(cudaMemcpyAsync(got.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost, stream.get()));
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   for (std::size_t k = 0; k < got.size(); ++k) {
     const std::int64_t n = sizes[k / 2];
     EXPECT_EQ(bits_of(got[k]), bits_of(repro::model_sum(host.data(), n)))
-        << "n=" << n << " finish=" << (k % 2 ? "counter" : "flags") << " (launch " << k << " on the shared scratch)";
+        << "n=" << n << " block=" << cfgs[k % 2].block << " (launch " << k << " on the shared scratch)";
   }
   std::vector<unsigned char> back(bytes);
   CUDA_CHECK(cudaMemcpy(back.data(), scratch.get(), bytes, cudaMemcpyDeviceToHost));
