@@ -140,18 +140,23 @@ __device__ __forceinline__ void sum_tiles(const Tiling& g, Store store) {
   if (reads && blockIdx.x < g.whole) load_round(p, 0, x);
   for (; tile_of(u) < g.whole; ++u) {
     if (reads) {
-      float4 acc = round_tree(x);
-#pragma unroll 1  // kLoads loads in flight, as in step 10: unrolled, the rounds would need more registers
-      for (int r = 1; r < rounds; ++r) {
-        load_round(p, r, x);
-        acc = acc + round_tree(x);
+      // Two rounds in flight: round r is issued before round r - 1 is added, and after the slice's last
+      // round comes the warp's next slice's first (or after its last whole tile, this slice's first
+      // again, from L1 or L2: a load on one path only would keep the old x alive beside the new).
+      const float4* next = p;
+      if (tile_of(u + 1) < g.whole) next = slice_at(tile_of(u + 1), slice_of(u + 1));
+      float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll 1
+      for (int r = 1; r <= rounds; ++r) {
+        float4 y[kLoads];
+        if (r < rounds) load_round(p, r, y);
+        else load_round(next, 0, y);
+        acc = r == 1 ? round_tree(x) : acc + round_tree(x);
+#pragma unroll
+        for (int k = 0; k < kLoads; ++k) x[k] = y[k];
       }
-      const float mine = lane_total(acc);
-      // The warp's next slice, or after its last in a whole tile this one again (from L1 or L2): a load
-      // on one path only would keep the old x alive beside the new.
-      if (tile_of(u + 1) < g.whole) p = slice_at(tile_of(u + 1), slice_of(u + 1));
-      load_round(p, 0, x);
-      const float v = warp_reduce(mine, Plus{});
+      p = next;
+      const float v = warp_reduce(lane_total(acc), Plus{});
       if (threadIdx.x % 32 == 0) slice_sums[u / kPerWarp % 2][slice_of(u)] = v;
     }
     if (u % kPerWarp == kPerWarp - 1) add_slices(slice_sums[u / kPerWarp % 2], tile_of(u), store);
@@ -163,52 +168,48 @@ __device__ __forceinline__ void sum_tiles(const Tiling& g, Store store) {
 }
 
 // The fixed tree over the tile sums (order.hpp), by a block of Block threads. Thread j owns columns
-// j, j + Block, ...; it walks its (column, float4) pairs float4 by float4 across its columns,
-// Load::kBatch loads at a time, and adds each float4 to its column's sum in shared memory (a column's
-// float4s in order, from +0). Then warp w adds the groups of 32 columns w, w + Block / 32, ... (the shuffle tree)
-// and warp 0 the group sums. Columns without a tile stay +0 (adding +0 to a sum that is never -0 changes
-// no bit). load.batch(q, quads, v) sets v[b] to float4 q[b] of the sums for each q[b] < quads, all
-// Load::kBatch of them loaded at once. The result is in thread 0.
+// j, j + Block, ... (one, or several when Block < kColumns): it adds a column's float4s in order, from +0,
+// Load::kBatch loads at a time, in registers. The 32 lanes of a warp then hold the 32 columns of one
+// group, whose sum is the warp's shuffle tree; warp 0 adds the group sums. Columns without a tile
+// stay +0 (adding +0 to a sum that is never -0 changes no bit). load.batch(q, quads, v) sets v[b] to
+// float4 q[b] of the sums for each q[b] < quads, all Load::kBatch of them loaded at once. The result is
+// in thread 0.
 static_assert(kColumns == 32 * 32, "the group sums go through one warp's shuffle tree");
 
 template <unsigned Block, typename Load>
 __device__ __noinline__ float combine_tree(const Load& load, unsigned tiles) {
   constexpr unsigned kGroups = kColumns / 32, kMine = kColumns > Block ? kColumns / Block : 1;
-  __shared__ float4 column_sums[kColumns];
+  constexpr int kBatch = Load::kBatch;
   __shared__ float group_sums[kGroups];
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const unsigned quads = (tiles + 3) / 4;
-  for (unsigned c = threadIdx.x; c < kColumns; c += Block) column_sums[c] = float4{0.0f, 0.0f, 0.0f, 0.0f};
-  // Pair m of this thread: column threadIdx.x + (m % kMine) * Block, its float4 number m / kMine.
-  const unsigned per_column = (quads + kColumns - 1) / kColumns, pairs = per_column * kMine;
-  constexpr int kBatch = Load::kBatch;
-  for (unsigned m0 = 0; m0 < pairs; m0 += kBatch) {
-    unsigned q[kBatch];
+  const unsigned quads = (tiles + 3) / 4, per_column = (quads + kColumns - 1) / kColumns;
+  for (unsigned m = 0; m < kMine; ++m) {
+    const unsigned c = threadIdx.x + m * Block;  // the column; the same group in every lane of the warp
+    if (c >= kColumns) break;
+    float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
+    for (unsigned i0 = 0; i0 < per_column; i0 += kBatch) {
+      unsigned q[kBatch];
 #pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const unsigned m = m0 + b;
-      q[b] = m < pairs ? threadIdx.x + (m % kMine) * Block + (m / kMine) * kColumns : quads;  // quads: none
-    }
-    float4 v[kBatch];
-    load.batch(q, quads, v);
+      for (int b = 0; b < kBatch; ++b) q[b] = i0 + b < per_column ? c + (i0 + b) * kColumns : quads;  // quads: none
+      float4 v[kBatch];
+      load.batch(q, quads, v);
 #pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const unsigned m = m0 + b, c = threadIdx.x + (m % kMine) * Block;
-      if (q[b] < quads) column_sums[c] = column_sums[c] + v[b];
+      for (int b = 0; b < kBatch; ++b)
+        if (q[b] < quads) acc = acc + v[b];
     }
-  }
-  __syncthreads();
-  for (unsigned g = warp; g < kGroups; g += Block / 32) {
-    const float s = warp_reduce(lane_total(column_sums[32 * g + lane]), Plus{});
-    if (lane == 0) group_sums[g] = s;
+    const float s = warp_reduce(lane_total(acc), Plus{});
+    if (lane == 0) group_sums[c / 32] = s;
   }
   __syncthreads();
   return warp == 0 ? warp_reduce(group_sums[lane], Plus{}) : 0.0f;
 }
 
-// The launch bounds ask for a full SM: all the threads an SM holds (2048 on sm_80 and sm_90, so at most
-// 32 registers a thread, step 10's occupancy), in at most as many blocks as it holds. Per architecture
-// compiled for, so that ptxas is never asked for more than the SM has.
+// The launch bounds ask for half an SM: half the threads an SM holds (1024 of the 2048 on sm_80 and
+// sm_90), so 64 registers a thread, two rounds of loads in flight per lane (as many bytes in flight per
+// SM as step 10's full SM with one round). REPRO_SM_QUARTERS=3 or 4 at build time asks for 3/4 or all
+// of the SM instead (40 or 32 registers; the README's measurement of the three); below 512 threads, where
+// a warp sums several slices of each tile, never more than 3/4. In at most as many blocks as an SM holds.
+// Per architecture compiled for, so that ptxas is never asked for more than the SM has.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
 constexpr unsigned kThreadsPerSm = 1024, kBlocksPerSm = 16;
 #elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870)
@@ -218,17 +219,15 @@ constexpr unsigned kThreadsPerSm = 1536, kBlocksPerSm = 24;
 #else
 constexpr unsigned kThreadsPerSm = 2048, kBlocksPerSm = 32;
 #endif
-// The share of those threads aimed at, in quarters (REPRO_SM_QUARTERS, 4 unless built otherwise: the
-// README's register experiment builds 3 and 2). Below 512 threads a warp sums several slices of each
-// tile and needs 40 registers: at most 3/4 of the SM's threads there.
 #ifndef REPRO_SM_QUARTERS
-#define REPRO_SM_QUARTERS 4
+#define REPRO_SM_QUARTERS 2
 #endif
 template <unsigned Block>
 constexpr unsigned kThreadsAimed =
     kThreadsPerSm / 4 * (Block >= 32 * kSlices || REPRO_SM_QUARTERS < 3 ? REPRO_SM_QUARTERS : 3);
 template <unsigned Block>
-constexpr unsigned kMinBlocks = kThreadsAimed<Block> / Block < kBlocksPerSm ? kThreadsAimed<Block> / Block : kBlocksPerSm;
+constexpr unsigned kMinBlocks =
+    kThreadsAimed<Block> < Block ? 1 : (kThreadsAimed<Block> / Block < kBlocksPerSm ? kThreadsAimed<Block> / Block : kBlocksPerSm);
 
 // combine_tree's Load for the tile sums in scratch, Load::kBatch float4s at once: from L2 (cg), where
 // the other SMs' stores went (the counter's acquire orders these loads after them). Those past the last
