@@ -119,8 +119,10 @@ float step15_sum(const float* host, std::int64_t n, const reduce::DeviceInfo& de
   CUDA_CHECK(cudaSetDevice(device.ordinal));
   reduce::ensure_device_memory(n * sizeof(float) + (std::size_t{64} << 20));
   reduce::DeviceBuffer<float> in(static_cast<std::size_t>(n));
-  if (n > 0) CUDA_CHECK(cudaMemcpy(in.get(), host, n * sizeof(float), cudaMemcpyHostToDevice));
   reduce::Stream stream;
+  // On the kernel's stream: a pageable cudaMemcpy may return before its data lands, and the legacy
+  // stream does not order a non-blocking stream's kernel after it.
+  if (n > 0) CUDA_CHECK(cudaMemcpyAsync(in.get(), host, n * sizeof(float), cudaMemcpyHostToDevice, stream.get()));
   const reduce::LaunchConfig cfg{repro::kStep.block.size, device.ordinal, device.sm_count};
   return reduce::reduce_once(repro::kStep, in.get(), n, cfg, stream.get());
 }

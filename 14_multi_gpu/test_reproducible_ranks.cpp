@@ -17,16 +17,20 @@ namespace {
 
 float single_launch(const std::vector<float>& host, std::int64_t n) {
   reduce::DeviceBuffer<float> in(static_cast<std::size_t>(n));
-  if (n > 0) CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   int sms = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   reduce::Stream stream;
+  // On the kernel's stream: a pageable cudaMemcpy may return before its data lands, and the legacy
+  // stream it runs on does not order the non-blocking stream's kernel after it (the buffer of the
+  // previous pattern, freed and handed out again, was read once).
+  if (n > 0)
+    CUDA_CHECK(cudaMemcpyAsync(in.get(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream.get()));
   return reduce::reduce_once(repro::kStep, in.get(), n, reduce::LaunchConfig{512, 0, sms}, stream.get());
 }
 
 TEST(ReproducibleRanks, OneToEightVirtualRanksGiveStep15sBits) {
   SKIP_WITHOUT_GPU();
-  // 1 tile (n < N), tiles of 512 cut short, 2^24 + 5 (tiles of 2^11, 8193 of them), 3 x 2^22 + 7.
+  // 1 tile (n < N), tiles of 8192 cut short, 2^24 + 5 (tiles of 2^15, 513 of them), 3 x 2^22 + 7.
   const std::int64_t sizes[] = {0, 1, 513, 4097, 100003, (1 << 20) + 3, (1 << 24) + 5, 3 * (1 << 22) + 7};
   for (int ranks = 1; ranks <= 8; ++ranks) {
     multigpu::ReproducibleTeam team = multigpu::ReproducibleTeam::virtual_ranks(0, ranks);

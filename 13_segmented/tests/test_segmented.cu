@@ -36,6 +36,7 @@ struct Case {
     reduce::fill_input(host.data(), n, p, seed);
     CUDA_CHECK(cudaMemcpy(in.get(), host.data(), in.bytes(), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_offsets.get(), offsets.data(), d_offsets.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());  // a pageable copy may return before its data lands
   }
   std::int64_t segments() const { return static_cast<std::int64_t>(offsets.size()) - 1; }
 
