@@ -141,16 +141,17 @@ __device__ __forceinline__ void sum_tiles(const Tiling& g, Store store) {
   for (; tile_of(u) < g.whole; ++u) {
     if (reads) {
       // Two rounds in flight: round r is issued before round r - 1 is added, and after the slice's last
-      // round comes the warp's next slice's first (or after its last whole tile, this slice's first
-      // again, from L1 or L2: a load on one path only would keep the old x alive beside the new).
-      const float4* next = p;
-      if (tile_of(u + 1) < g.whole) next = slice_at(tile_of(u + 1), slice_of(u + 1));
+      // round comes the warp's next slice's first. After the warp's last whole tile nothing: loading
+      // this slice again would be issued while its first loads are still on their way, a second read
+      // of it from L2.
+      const bool more = tile_of(u + 1) < g.whole;
+      const float4* const next = more ? slice_at(tile_of(u + 1), slice_of(u + 1)) : p;
       float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll 1
       for (int r = 1; r <= rounds; ++r) {
         float4 y[kLoads];
         if (r < rounds) load_round(p, r, y);
-        else load_round(next, 0, y);
+        else if (more) load_round(next, 0, y);
         acc = r == 1 ? round_tree(x) : acc + round_tree(x);
 #pragma unroll
         for (int k = 0; k < kLoads; ++k) x[k] = y[k];
