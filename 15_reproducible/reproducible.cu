@@ -8,13 +8,13 @@
 // cut into 16 slices; a slice is summed by one warp in a fixed order, a tile's 16 slice sums in a fixed
 // tree (so the block size cannot matter), and the tile sums in a fixed tree over fixed columns (so the
 // grid cannot matter). The grid only decides which block sums which tile, the block size which warp
-// sums which slice. The loads are step 10's: four float4s in flight per lane, contiguous per warp, at
-// step 10's occupancy (launch bounds hold the kernel to 32 registers a thread), and a warp issues its
-// next slice's loads before it shuffles the current slice's sum.
+// sums which slice. The loads are step 10's, contiguous per warp, four float4s a round per lane, with
+// two rounds in flight: launch bounds for half an SM's threads give 64 registers a thread, so a lane
+// issues its next round (or its next slice's first) before it adds the current one.
 // What changed from step 10: a block owns a tile by its index in the array rather than by its place in
-// the grid, and hands over one float per tile; the last block to finish (a device-scope counter, as
-// in step 07) adds the tile sums in the fixed tree. Misaligned inputs take scalar loads in the same
-// order, so their bits equal an aligned copy's.
+// the grid, and hands over one float per tile; the last block to finish (a device-scope counter that
+// every block bumps once, where step 08 has block 0 wait on flags) adds the tile sums in the fixed
+// tree. Misaligned inputs take scalar loads in the same order, so their bits equal an aligned copy's.
 // The same two halves, summing tiles and combining their sums, are the multi-GPU API below: tiles
 // summed on several GPUs and combined in the same tree give the same bits (14_multi_gpu/reproducible.cuh).
 // Usage: ./15_reproducible [--n 2^26] [--grid 132] [--block 512] [--help]
@@ -141,9 +141,9 @@ __device__ __forceinline__ void sum_tiles(const Tiling& g, Store store) {
   for (; tile_of(u) < g.whole; ++u) {
     if (reads) {
       // Two rounds in flight: round r is issued before round r - 1 is added, and after the slice's last
-      // round comes the warp's next slice's first. After the warp's last whole tile nothing: loading
-      // this slice again would be issued while its first loads are still on their way, a second read
-      // of it from L2.
+      // round comes the warp's next slice's first. After the warp's last whole tile nothing: a
+      // placeholder load there (this slice again) was copied into x, so the warp waited for it before
+      // its last shuffle (3% of the time at 2^26 on the H100: the README's A/B).
       const bool more = tile_of(u + 1) < g.whole;
       const float4* const next = more ? slice_at(tile_of(u + 1), slice_of(u + 1)) : p;
       float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
