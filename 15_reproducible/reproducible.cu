@@ -330,8 +330,12 @@ cudaError_t blocks_per_sm(int* per_sm) {
   return cudaSuccess;
 }
 
-// Blocks for `tiles` tiles: one per tile, at most as many as fit on the device at once (resident
-// blocks per SM times cfg.sm_count), at least one; cfg.grid when the caller chose.
+// Blocks for `tiles` tiles: as few rounds of tiles as the device allows, rounds = ceil(tiles / device)
+// where device = resident blocks per SM times cfg.sm_count, and the tiles spread evenly over them:
+// ceil(tiles / rounds) blocks (one per tile up to the device's worth), each summing `rounds` tiles or
+// one fewer. 1024 tiles on 264 resident blocks take 256 blocks of four tiles, not 232 of four and 32
+// of three whose SMs idle in the last round (+1-2% from 2^23 on, measured on the H100: README). At
+// least one block; cfg.grid when the caller chose.
 cudaError_t grid_for(std::int64_t tiles, const reduce::LaunchConfig& cfg, std::int64_t* grid) {
   if (cfg.grid > 0x7fffffff) return cudaErrorInvalidValue;
   if (cfg.grid > 0) {
@@ -341,7 +345,8 @@ cudaError_t grid_for(std::int64_t tiles, const reduce::LaunchConfig& cfg, std::i
   int per_sm = 0;
   CUDA_TRY(reduce::with_block_size(cfg.block, [&](auto block) { return blocks_per_sm<block>(&per_sm); }));
   const std::int64_t device = std::max<std::int64_t>(std::int64_t{per_sm} * (cfg.sm_count > 0 ? cfg.sm_count : 1), 1);
-  *grid = std::clamp<std::int64_t>(tiles, 1, device);
+  const std::int64_t rounds = reduce::ceil_div(std::max<std::int64_t>(tiles, 1), device);
+  *grid = reduce::ceil_div(std::max<std::int64_t>(tiles, 1), rounds);
   return cudaSuccess;
 }
 

@@ -20,8 +20,9 @@ namespace repro {
 std::size_t scratch_bytes(std::int64_t n, const reduce::LaunchConfig& cfg);
 
 // One kernel: cfg.block threads per block (any power of two 32 ... 1024), cfg.grid blocks when > 0,
-// else one block per tile, at most the device's SM count times the resident blocks per SM. Block b sums
-// tiles b, b + grid, ...; the last block to finish combines the tile sums.
+// else one block per tile up to the device's worth (SM count times resident blocks per SM), and past
+// it the fewest rounds of tiles spread evenly: ceil(tiles / rounds) blocks for rounds = ceil(tiles /
+// device's worth). Block b sums tiles b, b + grid, ...; the last block to finish combines the tile sums.
 cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
                    const reduce::LaunchConfig& cfg, cudaStream_t stream);
 

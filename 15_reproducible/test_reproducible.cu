@@ -154,17 +154,24 @@ INSTANTIATE_TEST_SUITE_P(Sizes, GridAndBlock,
 
 // The default grid: one block per tile, at most what fits on the device at once (resident blocks per
 // SM x SMs), at least one block.
-TEST(Grid, OneBlockPerTileAtMostTheDevicesWorth) {
+TEST(Grid, OneBlockPerTileAtMostTheDevicesWorthTilesSpreadEvenly) {
   SKIP_WITHOUT_GPU();
   const int sms = sm_count();
   std::int64_t full = 0, grid = 0;
-  ASSERT_EQ(repro::default_grid(std::int64_t{1} << 30, reduce::LaunchConfig{512, 0, sms}, &full), cudaSuccess);
+  // 2^30 tiles (n = 2^50, only counted): the even spread over the fewest rounds is then exactly the
+  // device's worth, SMs x resident blocks per SM, for any GPU of fewer than 2^15 resident blocks.
+  ASSERT_EQ(repro::default_grid(std::int64_t{1} << 50, reduce::LaunchConfig{512, 0, sms}, &full), cudaSuccess);
   EXPECT_GE(full, sms);
   EXPECT_EQ(full % sms, 0);
   for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{100003}, std::int64_t{1} << 22,
-                         std::int64_t{1} << 26}) {
+                         std::int64_t{1} << 26, (std::int64_t{1} << 30) + 1}) {
     ASSERT_EQ(repro::default_grid(n, reduce::LaunchConfig{512, 0, sms}, &grid), cudaSuccess);
-    EXPECT_EQ(grid, std::clamp<std::int64_t>(repro::num_tiles(n), 1, full)) << "n=" << n;
+    const std::int64_t tiles = std::max<std::int64_t>(repro::num_tiles(n), 1), rounds = reduce::ceil_div(tiles, full);
+    EXPECT_LE(grid, full) << "n=" << n;
+    EXPECT_EQ(grid, reduce::ceil_div(tiles, rounds)) << "n=" << n << ": " << tiles << " tiles in " << rounds << " rounds";
+    // Every block sums `rounds` tiles or one fewer.
+    EXPECT_GE(grid * rounds, tiles) << "n=" << n;
+    EXPECT_LT(grid * (rounds - 1), tiles) << "n=" << n;
   }
 }
 
