@@ -262,13 +262,14 @@ struct TileSlots {
         const unsigned t = 4 * q[b] + i;
         w[b][i] = q[b] < quads && t < tiles ? Slot(slots[t]).load(cuda::memory_order_relaxed) : kFull;
       }
-    for (;;) {
+    for (unsigned pause = 32;; pause = pause < 1024 ? 2 * pause : pause) {
       bool full = true;
 #pragma unroll
       for (int b = 0; b < kBatch; ++b)
 #pragma unroll
         for (int i = 0; i < 4; ++i) full = full && (w[b][i] & kFull);
       if (full) break;
+      __nanosleep(pause);
 #pragma unroll
       for (int b = 0; b < kBatch; ++b)
 #pragma unroll
