@@ -243,12 +243,10 @@ constexpr unsigned kMinBlocks =
     kThreadsAimed<Block> < Block ? 1 : (kThreadsAimed<Block> / Block < kBlocksPerSm ? kThreadsAimed<Block> / Block : kBlocksPerSm);
 
 // combine_tree's Load for the tile sums in the slots, Load::kBatch quads (four slots each) at once.
-// Every block stored its slots with no fence before it ended, so a slot may still be empty when the
-// last block gets here (a block still summing its last tile, or a store on its way): the slots not yet
-// full are read again, all together (one trip to L2 a try, not one a slot), after a pause that grows
-// while the grid still streams, so that the waiting block does not take L2's bandwidth from it. Slots
-// past the last tile are never written and read as +0. Each slot read is emptied behind it, so that
-// the launch leaves its scratch as it found it.
+// Each slot is loaded until it is full: every block stored its slots before it took its ticket, but
+// with no fence between, so a store may land after the ticket (it is on its way: the loop waits for
+// nothing else). Slots past the last tile are never written and read as +0. Each slot read is emptied
+// behind it, so that the launch leaves its scratch as it found it.
 struct TileSlots {
   static constexpr int kBatch = kLoads / 2;  // 8 slots of 8 bytes: as many bytes in flight as 4 float4s
   unsigned long long* slots;
@@ -262,20 +260,11 @@ struct TileSlots {
         const unsigned t = 4 * q[b] + i;
         w[b][i] = q[b] < quads && t < tiles ? Slot(slots[t]).load(cuda::memory_order_relaxed) : kFull;
       }
-    for (unsigned pause = 32;; pause = pause < 1024 ? 2 * pause : pause) {
-      bool full = true;
 #pragma unroll
-      for (int b = 0; b < kBatch; ++b)
+    for (int b = 0; b < kBatch; ++b)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) full = full && (w[b][i] & kFull);
-      if (full) break;
-      __nanosleep(pause);
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b)
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-          if (!(w[b][i] & kFull)) w[b][i] = Slot(slots[4 * q[b] + i]).load(cuda::memory_order_relaxed);
-    }
+      for (int i = 0; i < 4; ++i)
+        while (!(w[b][i] & kFull)) w[b][i] = Slot(slots[4 * q[b] + i]).load(cuda::memory_order_relaxed);
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       if (q[b] >= quads) continue;
