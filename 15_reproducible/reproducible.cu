@@ -59,23 +59,11 @@ __device__ void load_round_scalar(const float* tile, std::int64_t left, int r, u
   }
 }
 
-// Where a block's tile sums go in 14's shards: a float per tile, read by the next kernel.
+// Where a block's tile sums go: a float per tile, read after the counter says every block is done
+// (and by 14's shards).
 struct PlainSums {
   float* sums;
   __device__ void operator()(unsigned t, float s) const { sums[t] = s; }
-};
-
-// Where they go in one launch: tile t's sum in the low 32 bits of slots[t], kFull in the high ones, one
-// 8-byte store (single-copy atomic, so a reader sees the flag and the sum together, and no fence is
-// needed). The slots are zero (empty) between launches: the harness hands over zero-filled scratch, and
-// the finishing block empties every slot it reads.
-using Slot = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
-constexpr unsigned long long kFull = 1ull << 32;
-struct SlotSums {
-  unsigned long long* slots;
-  __device__ void operator()(unsigned t, float s) const {
-    Slot(slots[t]).store(kFull | __float_as_uint(s), cuda::memory_order_relaxed);
-  }
 };
 
 // Slices s = first, first + step, ... < kSlices of tile t (slices of 2^lg_slice elements) with scalar
@@ -242,64 +230,54 @@ template <unsigned Block>
 constexpr unsigned kMinBlocks =
     kThreadsAimed<Block> < Block ? 1 : (kThreadsAimed<Block> / Block < kBlocksPerSm ? kThreadsAimed<Block> / Block : kBlocksPerSm);
 
-// combine_tree's Load for the tile sums in the slots, Load::kBatch quads (four slots each) at once.
-// Each slot is loaded until it is full: every block stored its slots before it took its ticket, but
-// with no fence between, so a store may land after the ticket (it is on its way: the loop waits for
-// nothing else). Slots past the last tile are never written and read as +0. Each slot read is emptied
-// behind it, so that the launch leaves its scratch as it found it.
-struct TileSlots {
-  static constexpr int kBatch = kLoads / 2;  // 8 slots of 8 bytes: as many bytes in flight as 4 float4s
-  unsigned long long* slots;
+// combine_tree's Load for the tile sums in scratch, Load::kBatch float4s at once: from L2 (cg), where
+// the other SMs' stores went (the counter's acquire orders these loads after them). Those past the last
+// tile read as +0 (the scratch is padded to whole float4s). Each float4 read is zeroed behind it, so
+// that the launch leaves its scratch as it found it (a store per float4, waited for by nobody).
+struct TileSums {
+  static constexpr int kBatch = kLoads;
+  float* sums;
   unsigned tiles;
   __device__ void batch(const unsigned (&q)[kBatch], unsigned quads, float4 (&v)[kBatch]) const {
-    unsigned long long w[kBatch][4];
+    float4* const at = reinterpret_cast<float4*>(sums);
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const unsigned t = 4 * q[b] + i;
-        w[b][i] = q[b] < quads && t < tiles ? Slot(slots[t]).load(cuda::memory_order_relaxed) : kFull;
-      }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b)
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        while (!(w[b][i] & kFull)) w[b][i] = Slot(slots[4 * q[b] + i]).load(cuda::memory_order_relaxed);
+      if (q[b] < quads) v[b] = __ldcg(at + q[b]);
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       if (q[b] >= quads) continue;
-      v[b] = {__uint_as_float(static_cast<unsigned>(w[b][0])), __uint_as_float(static_cast<unsigned>(w[b][1])),
-              __uint_as_float(static_cast<unsigned>(w[b][2])), __uint_as_float(static_cast<unsigned>(w[b][3]))};
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        if (4 * q[b] + i < tiles) Slot(slots[4 * q[b] + i]).store(0, cuda::memory_order_relaxed);
+      __stcg(at + q[b], float4{0.0f, 0.0f, 0.0f, 0.0f});
+      const unsigned t = 4 * q[b];
+      if (t + 4 > tiles) {
+        if (t + 1 >= tiles) v[b].y = 0.0f;
+        if (t + 2 >= tiles) v[b].z = 0.0f;
+        if (t + 3 >= tiles) v[b].w = 0.0f;
+      }
     }
   }
 };
 
-// Block b sums tiles b, b + gridDim.x, ... into the slots; the block that took the last ticket combines
-// them. Every block takes a ticket when it starts (thread 0, a relaxed atomic whose answer is needed
-// only at the end, so its trip to L2 overlaps the tiles). The last ticket goes to the block that
-// started last: every other block has started by then, so it is running and will store its slots
-// without waiting for anyone, and the last block may wait for them. Any grid: no block waits for a
-// block that has not started. After its own tiles the last block is one trip from the sum (the loads
-// of the slots), as step 10's block 0, without a cooperative launch.
+// Block b sums tiles b, b + gridDim.x, ...; the last block to finish combines the tile sums. Any grid:
+// no block waits for another to start.
 using Counter = cuda::atomic_ref<unsigned, cuda::thread_scope_device>;
 
 template <unsigned Block>
 __global__ void __launch_bounds__(Block, kMinBlocks<Block>)
-    reduce_reproducible(const Tiling g, unsigned long long* slots, unsigned* tickets, float* out) {
-  const unsigned ticket = threadIdx.x == 0 ? Counter(*tickets).fetch_add(1, cuda::memory_order_relaxed) : 0;
-  sum_tiles<Block>(g, SlotSums{slots});
+    reduce_reproducible(const Tiling g, float* tile_sums, unsigned* counter, float* out) {
+  sum_tiles<Block>(g, PlainSums{tile_sums});
 
+  // Every tile sum of the block is stored (by thread 0 itself, after the barrier of its last tile),
+  // then one release-acquire counter: the block that brings it to gridDim.x sees every block's sums
+  // and combines them.
   __shared__ bool last;
-  if (threadIdx.x == 0) last = ticket == gridDim.x - 1;
+  __syncthreads();
+  if (threadIdx.x == 0) last = Counter(*counter).fetch_add(1, cuda::memory_order_acq_rel) == gridDim.x - 1;
   __syncthreads();
   if (!last) return;
-  const float total = combine_tree<Block>(TileSlots{slots, g.tiles}, g.tiles);
+  const float total = combine_tree<Block>(TileSums{tile_sums, g.tiles}, g.tiles);
   if (threadIdx.x == 0) {
     *out = total;
-    Counter(*tickets).store(0, cuda::memory_order_relaxed);  // every block has its ticket: zero for the next launch
+    Counter(*counter).store(0, cuda::memory_order_relaxed);  // every block has counted: zero for the next launch
   }
 }
 
@@ -331,14 +309,12 @@ __global__ void __launch_bounds__(kCombineBlock) combine_partials(const float* p
   if (threadIdx.x == 0) *out = total;
 }
 
-constexpr std::size_t kTicketBytes = 16;  // keeps the slots behind it 16-byte aligned
+constexpr std::size_t kCounterBytes = 16;  // keeps the tile sums behind it 16-byte aligned
 
-// Scratch for n elements: the ticket counter, then one slot per tile, rounded up to whole quads.
+// Scratch for n elements: the counter, then one float per tile, rounded up to whole float4s.
 std::int64_t quads_of(std::int64_t n) { return (num_tiles(n) + 3) / 4; }
-unsigned* tickets_in(void* scratch) { return static_cast<unsigned*>(scratch); }
-unsigned long long* slots_in(void* scratch) {
-  return reinterpret_cast<unsigned long long*>(static_cast<unsigned char*>(scratch) + kTicketBytes);
-}
+unsigned* counter_in(void* scratch) { return static_cast<unsigned*>(scratch); }
+float* sums_in(void* scratch) { return reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + kCounterBytes); }
 
 // Resident blocks per SM of the kernel for this block size, asked once: they do not change on this
 // process's devices (the suite's GPUs are of one kind).
@@ -387,7 +363,7 @@ bool tiles_fit(std::int64_t n) { return num_tiles(n) <= 0x7fffffff; }
 }  // namespace
 
 std::size_t scratch_bytes(std::int64_t n, const reduce::LaunchConfig&) {
-  return kTicketBytes + static_cast<std::size_t>(quads_of(n)) * 4 * sizeof(unsigned long long);
+  return kCounterBytes + static_cast<std::size_t>(quads_of(n)) * 4 * sizeof(float);
 }
 
 cudaError_t default_grid(std::int64_t n, const reduce::LaunchConfig& cfg, std::int64_t* grid) {
@@ -405,7 +381,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
   return reduce::with_block_size(cfg.block, [&](auto block) -> cudaError_t {
     constexpr unsigned kBlock = decltype(block)::value;
     reduce_reproducible<kBlock><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(
-        tiling(in, n, log2_tile(n)), slots_in(scratch.data), tickets_in(scratch.data), out);
+        tiling(in, n, log2_tile(n)), sums_in(scratch.data), counter_in(scratch.data), out);
     CUDA_TRY(cudaGetLastError());
     reduce::record_launch(cfg, grid, kBlock);
     return cudaSuccess;
