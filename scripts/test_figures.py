@@ -249,6 +249,27 @@ class GainBlock(unittest.TestCase):
         self.assertIn("No current sweep", update_readme.gain_block(STEPS[1], STEPS, []))
 
 
+class CheckDigest(unittest.TestCase):
+    SUMMARY = """--- call 1 (every test)
+GPU: NVIDIA H100 80GB HBM3, 580.159.04; nvcc 13.0; commit 0123456789ab; 2026-11-25
+build: exit 0 (46 s)
+tests: exit 8 (301 s)
+    \t540 - gpu.Gpus/MultiGpuSizes.SumMatchesTheReference/4gpus_n65537_mixed (Skipped)
+    \t1125 - scripts.bad_input (Failed)                        cpu
+99% tests passed, 1 tests failed out of 1137
+47 of 1137 tests skipped (build/gpu/Testing/Temporary/LastTest.log), for these reasons:
+    24  needs 2 GPUs, this machine shows 1
+sanitizer: exit 0 (76 s)
+compute-sanitizer: memcheck, racecheck, synccheck, initcheck clean on every step (186 runs)
+gpu_session: FAIL"""
+
+    def test_keeps_what_ran_how_it_ended_and_every_failure(self):
+        digest = update_readme.check_digest(self.SUMMARY).splitlines()
+        self.assertEqual([line.strip().split(" ")[0] for line in digest],
+                         ["---", "GPU:", "tests:", "1125", "99%", "compute-sanitizer:", "gpu_session:"])
+        self.assertFalse(any("(Skipped)" in line or "build:" in line for line in digest), digest)
+
+
 class Links(unittest.TestCase):
     def test_every_image_a_readme_shows_is_committed(self):
         """The figures block is written from the data, not from the files present: each image it or a
