@@ -152,8 +152,9 @@ INSTANTIATE_TEST_SUITE_P(Sizes, GridAndBlock,
                          ::testing::Values(1, 31, 4097, (1 << 20) + 3, (1 << 24) - 1, (1 << 25) + 7),
                          [](const auto& info) { return "n" + std::to_string(info.param); });
 
-// The default grid: one block per tile, at most what fits on the device at once (resident blocks per
-// SM x SMs), at least one block.
+// The default grid: one block per tile up to what fits on the device at once (resident blocks per SM x
+// SMs), past that the fewest rounds of tiles with the tiles spread evenly over the blocks; at least
+// one block.
 TEST(Grid, OneBlockPerTileAtMostTheDevicesWorthTilesSpreadEvenly) {
   SKIP_WITHOUT_GPU();
   const int sms = sm_count();
