@@ -102,8 +102,9 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
 reduce::Bench make_bench() {
   reduce::Bench b{"15_reproducible", repro::kStep.lesson};
   b.spec.summary = "Sums n floats on the GPU with the same bits whatever the grid, the block size and the GPU";
-  reduce::ExtraOption grid{"--grid", {}, "blocks (default: SMs x resident blocks per SM, at most one per tile): imitates "
-                           "another GPU;\n                   the result's bits must not change", "N"};
+  reduce::ExtraOption grid{"--grid", {}, "blocks (default: one per tile up to SMs x resident blocks per SM, past that the\n"
+                           "                   tiles spread evenly over the fewest rounds): imitates another GPU; the\n"
+                           "                   result's bits must not change", "N"};
   grid.check = reduce::integer_in(1, 0x7fffffff);
   b.spec.extra = {grid};
   for (reduce::Pattern p : {reduce::Pattern::nan, reduce::Pattern::inf}) b.spec.patterns.push_back(p);
