@@ -38,7 +38,6 @@
 #include <cuda_pipeline.h>
 
 #include <cstdint>
-#include <cstdlib>
 
 #include "agent.cuh"
 #include "segmented.cuh"
@@ -170,7 +169,7 @@ template <typename Offsets>
 __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const float* in, std::int64_t n, Offsets offsets,
                                                                      std::int64_t segments,
                                                    const std::int64_t* tile_first, float* out, float* slots,
-                                                   std::int64_t* starts, std::int64_t prefetch_floats) {
+                                                   std::int64_t* starts) {
   __shared__ std::int64_t bounds[2];                        // segments beginning in the tile: [bounds[0], bounds[1])
   __shared__ std::int64_t block_tier[kMaxBlockSegments];    // segments this block sums as a whole
   __shared__ int block_tier_count;
@@ -184,7 +183,7 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   const bool last_tile = t == gridDim.x - 1;
   // The tile's first kPrefetch floats asked of L2 now, one 128-byte line per thread: they are on their
   // way from DRAM while the block finds its segments, and its first loads of them hit L2.
-  for (std::int64_t i = tile_begin + 32 * threadIdx.x; i < tile_begin + prefetch_floats && i < n; i += 32 * kBlock)
+  if (const std::int64_t i = tile_begin + 32 * threadIdx.x; threadIdx.x < kPrefetch / 32 && i < n)
     asm volatile("prefetch.L2 [%0];" ::"l"(in + i));  // a generic address: the PTX form without a state space
   if (tile_first) {
     if (threadIdx.x < 2) bounds[threadIdx.x] = tile_first[t + threadIdx.x];
@@ -377,15 +376,6 @@ TileScratch tile_scratch(void* data, std::int64_t n) {
   return {starts, starts + tiles(n), reinterpret_cast<float*>(starts + 2 * tiles(n) + 1)};
 }
 
-// EXPERIMENT (A/B of the prefetch span, to be removed): SEG_PREFETCH_FLOATS overrides kPrefetch.
-std::int64_t prefetch_floats() {
-  static const std::int64_t v = [] {
-    const char* e = std::getenv("SEG_PREFETCH_FLOATS");
-    return e ? std::atoll(e) : std::int64_t{kPrefetch};
-  }();
-  return v;
-}
-
 // Kernel 0 (with searched offsets only), then kernels 1 and 2.
 template <typename Offsets>
 cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::int64_t segments, float* out,
@@ -402,7 +392,7 @@ cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::
   }
   sum_tiles<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(in, n, offsets, segments,
                                                                 search_first ? at.tile_first : nullptr, out, at.slots,
-                                                                at.starts, prefetch_floats());
+                                                                at.starts);
   CUDA_TRY(cudaGetLastError());
   sum_parts<<<static_cast<unsigned>(reduce::ceil_div(grid, kWarps)), kBlock, 0, stream>>>(offsets, grid, at.slots,
                                                                                          at.starts, out);
