@@ -174,12 +174,13 @@ function(add_beyond_step name)
     if(NOT mpi_target OR visible_gpus LESS np)
       continue()
     endif()
-    # Open MPI refuses to start as root (containers) unless told.
+    # Open MPI refuses to start as root (containers) unless told. One argument per variable: a quoted
+    # "A=1;B=1" reaches the test as A = "1;B=1" (cmake_parse_arguments(PARSE_ARGV) keeps it one item).
     reduce_add_smoke_test(smoke.${name}_mpi.${label}
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}_mpi>
               ${MPIEXEC_POSTFLAGS} ${args}
       LABELS multi_gpu mpi
-      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;NCCL_NVLS_ENABLE=0"
+      ENVIRONMENT OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
       PROPERTIES RUN_SERIAL TRUE TIMEOUT 300)
   endforeach()
   reduce_read_runs(${dir}/cli.args cli_runs)
