@@ -26,6 +26,8 @@ void check(const reduce::Options& opt) {
   if (opt.has("--segment-size")) {
     if (opt.has("--segments") || opt.has("--offsets"))
       throw reduce::UsageError("--segment-size replaces --segments and --offsets: give one of them");
+    if (opt.has("--search"))
+      throw reduce::UsageError("--search applies to offsets; with --segment-size every block computes its own");
     const std::int64_t len = *reduce::parse_count(opt.extra.at("--segment-size"));
     if (len > opt.n)
       throw reduce::UsageError("--segment-size " + std::to_string(len) + " is longer than n = " + std::to_string(opt.n) +
@@ -56,6 +58,10 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const std::int64_t covered = offsets.back() - offsets.front();
   // > 0: every segment has this length, which CUB 3.5's fixed-size overload takes (an int there).
   const std::int64_t equal_length = seg::equal_length(offsets) <= INT_MAX ? seg::equal_length(offsets) : 0;
+  const std::string search_name = opt.extra.at("--search");
+  const seg::Search search = search_name == "kernel" ? seg::Search::kernel
+                             : search_name == "block" ? seg::Search::block
+                                                      : seg::Search::automatic;
   const bool cub35 = seg::cub35::available();
   const int runs = opt.warmup + opt.iters;
   const std::size_t scratch_bytes = seg::scratch_bytes(n), cub_bytes = seg::cub_scratch_bytes(segments);
@@ -71,7 +77,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const auto mine = bed.time<float>(segments, [&](float* out, int) {
     const reduce::Scratch sc = reduce::view(scratch);
     return fixed > 0 ? seg::launch_fixed(bed.in.get(), n, fixed, segments, out, sc, bed.stream.get())
-                     : seg::launch(bed.in.get(), n, d_offsets.get(), segments, out, sc, bed.stream.get());
+                     : seg::launch(bed.in.get(), n, d_offsets.get(), segments, out, sc, bed.stream.get(), search);
   });
   const auto cub = bed.time<float>(segments, [&](float* out, int) {
     return seg::launch_cub(bed.in.get(), d_offsets.get(), segments, out, reduce::view(cub_scratch), bed.stream.get());
@@ -135,6 +141,11 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
              reduce::number_field("segments", static_cast<double>(segments)),
              reduce::number_field("mean_len", segments > 0 ? static_cast<double>(covered) / segments : 0.0),
              reduce::number_field("wrong_segments", static_cast<double>(check.wrong)),
+             // Where each tile's first segment was found: by a kernel of its own, by each block, or
+             // computed (--segment-size).
+             reduce::text_field("search", fixed > 0 ? "computed"
+                                          : seg::search_in_kernel(n, segments, search) ? "kernel"
+                                                                                       : "block"),
              reduce::bool_field("cub_passed", cub_check.wrong == 0),
              reduce::bool_field("cub_runs_identical", cub.identical),
              cub35 ? reduce::text_field("cub35_version", seg::cub35::cccl_version())
@@ -176,7 +187,11 @@ reduce::Bench make_bench() {
                    "L", "", false, [](const std::string& v) -> std::string {
                      const auto len = reduce::parse_count(v);
                      return len && *len >= 1 ? "" : "a segment length from 1 to n: 16, 1000, 4K or 2^10";
-                   }}};
+                   }},
+                  {"--search", {"auto", "kernel", "block"},
+                   "where each tile's first segment is found in the offsets: auto (a kernel of its own where\n"
+                   "                     the segments outnumber the tiles of 16384 floats, else each block),\n"
+                   "                     kernel, or block (the record's \"search\" says which ran)"}};
   b.spec.block = reduce::BlockRule::inside("13_segmented chooses its own launch shape per segment length");
   b.spec.notes =
       "Besides the step, the run times cub::DeviceSegmentedReduce::Sum on the same input (cub_median_ms,\n"

@@ -17,8 +17,9 @@
 //                            kernel adds those parts in an order fixed by the segment: a warp per tile,
 //                            the whole block for a segment of more than 256 parts (kWarpParts). No float
 //                            atomics: the same bits every run.
-// Which segments a tile owns needs no classification pass: a first, small kernel finds, by a warp-wide
-// 32-ary search of the offsets per tile, the first segment that begins in each tile, all tiles at once.
+// Which segments a tile owns needs no classification pass: a warp-wide 32-ary search of the offsets
+// finds the first segment that begins in each tile, in a first, small kernel for all tiles at once
+// where the segments outnumber the tiles, else in each block at its start (seg::Search).
 // Block t then walks its batches of 32 segments: warp w takes batches w, w + 8, ..., sums each batch of
 // tiny segments itself and lists the others, which all warps then share. Before anything else it asks
 // L2 for its tile's first 16 KB (prefetch), so that DRAM is busy while the block finds its segments.
@@ -73,7 +74,7 @@ __device__ float block_sum(float v) { return reduce::agent::block_reduce<kBlock>
 
 // Where the segments are: offsets[s] read from the 64-bit array, or s L computed (the fixed-size mode).
 struct OffsetArray {
-  static constexpr bool kSearchFirst = true;  // loaded: the tiles' searches are a kernel of their own
+  static constexpr bool kSearchFirst = true;  // loaded: the tiles' searches may be a kernel of their own
   const std::int64_t* p;
   __device__ std::int64_t operator[](std::int64_t s) const { return p[s]; }
 };
@@ -134,8 +135,8 @@ __device__ std::int64_t warp_lower_bound(const Offsets& offsets, std::int64_t lo
 // Kernel 0, one warp per tile boundary: tile_first[t] = the first segment that begins at or after
 // float tC (C = kTile) for t = 0 .. tiles - 1, and tile_first[tiles] = segments (the last tile also owns
 // the empty segments that begin at n). All the tiles' searches run at once, so the summing kernel
-// starts every tile with two loads instead of two chains of dependent ones. Not run for the
-// fixed-size mode, whose offsets are arithmetic.
+// starts every tile with two loads instead of two chains of dependent ones. Run where the segments
+// outnumber the tiles (seg::Search); never for the fixed-size mode, whose offsets are arithmetic.
 template <typename Offsets>
 __global__ void __launch_bounds__(kBlock) find_tile_starts(Offsets offsets, std::int64_t segments, std::int64_t tiles,
                                                           std::int64_t* tile_first) {
@@ -164,7 +165,7 @@ __device__ Batch load_batch(const Offsets& offsets, std::int64_t first, std::int
 // and for the segments longer than a tile it adds their part inside the tile: the one that begins here
 // into slots[2t] (and names it in starts[t], else -1), the one that covers the tile's first float from
 // an earlier tile into slots[2t + 1]. The last tile also owns the empty segments that begin at n.
-// tile_first: kernel 0's answers, or null to search here (the fixed-size mode: arithmetic offsets).
+// tile_first: kernel 0's answers, or null to search here (few offsets, or arithmetic ones: seg::Search).
 template <typename Offsets>
 __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const float* in, std::int64_t n, Offsets offsets,
                                                                      std::int64_t segments,
@@ -376,19 +377,21 @@ TileScratch tile_scratch(void* data, std::int64_t n) {
   return {starts, starts + tiles(n), reinterpret_cast<float*>(starts + 2 * tiles(n) + 1)};
 }
 
-// Kernel 0 (with searched offsets only), then kernels 1 and 2.
+// Kernel 0 (with loaded offsets, where search_first), then kernels 1 and 2.
 template <typename Offsets>
 cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::int64_t segments, float* out,
-                         reduce::Scratch scratch, cudaStream_t stream) {
-  constexpr bool search_first = Offsets::kSearchFirst;
+                         reduce::Scratch scratch, cudaStream_t stream, bool search_first = false) {
+  search_first = search_first && Offsets::kSearchFirst;
   if (segments == 0) return cudaSuccess;
   const std::int64_t grid = tiles(n);
   if (scratch.bytes < scratch_bytes(n) || grid > 0x7fffffff) return cudaErrorInvalidValue;
   const TileScratch at = tile_scratch(scratch.data, n);
-  if constexpr (search_first) {
-    find_tile_starts<<<static_cast<unsigned>(reduce::ceil_div(grid + 1, kWarps)), kBlock, 0, stream>>>(offsets, segments,
-                                                                                                      grid, at.tile_first);
-    CUDA_TRY(cudaGetLastError());
+  if constexpr (Offsets::kSearchFirst) {  // no such kernel for arithmetic offsets
+    if (search_first) {
+      find_tile_starts<<<static_cast<unsigned>(reduce::ceil_div(grid + 1, kWarps)), kBlock, 0, stream>>>(
+          offsets, segments, grid, at.tile_first);
+      CUDA_TRY(cudaGetLastError());
+    }
   }
   sum_tiles<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(in, n, offsets, segments,
                                                                 search_first ? at.tile_first : nullptr, out, at.slots,
@@ -413,9 +416,13 @@ std::size_t scratch_bytes(std::int64_t n) {
   return static_cast<std::size_t>(tiles(n)) * (2 * sizeof(float) + 2 * sizeof(std::int64_t)) + sizeof(std::int64_t);
 }
 
+bool search_in_kernel(std::int64_t n, std::int64_t segments, Search search) {
+  return search == Search::kernel || (search == Search::automatic && segments > tiles(n));
+}
+
 cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments, float* out,
-                   reduce::Scratch scratch, cudaStream_t stream) {
-  return launch_tiles(in, n, OffsetArray{offsets}, segments, out, scratch, stream);
+                   reduce::Scratch scratch, cudaStream_t stream, Search search) {
+  return launch_tiles(in, n, OffsetArray{offsets}, segments, out, scratch, stream, search_in_kernel(n, segments, search));
 }
 
 cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_size, std::int64_t segments, float* out,

@@ -29,8 +29,16 @@ constexpr std::int64_t kWarpMax = 2048;   // ...a warp one of at most this many,
 // Device scratch either launcher needs for n floats (independent of the offsets).
 std::size_t scratch_bytes(std::int64_t n);
 
+// Where each tile's first segment is found (launch only; the fixed-size mode computes it): by a small
+// kernel of its own before the summing kernel (kernel), by each block at its start (block), or
+// (automatic) by the kernel where there are more segments than tiles, else by the blocks. A few
+// offsets stay in L2 and the blocks' searches hide behind their first loads, so a separate launch
+// would only add its own time; many offsets make each block's search a chain of trips to DRAM.
+enum class Search { automatic, kernel, block };
+bool search_in_kernel(std::int64_t n, std::int64_t segments, Search search);  // what launch does
+
 cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments, float* out,
-                   reduce::Scratch scratch, cudaStream_t stream);
+                   reduce::Scratch scratch, cudaStream_t stream, Search search = Search::automatic);
 cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_size, std::int64_t segments, float* out,
                          reduce::Scratch scratch, cudaStream_t stream);
 

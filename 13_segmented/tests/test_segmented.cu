@@ -110,6 +110,42 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+// Both places of the tiles' search (seg::Search) on every distribution, at a size where automatic picks
+// the kernel for some distributions and the blocks for others: the same bits either way, since the search
+// only finds where each tile's segments begin.
+class BothSearches : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(BothSearches, GiveTheSameBits) {
+  SKIP_WITHOUT_GPU();
+  const std::int64_t n = (std::int64_t{1} << 22) + 3;
+  const Case c(n, seg::make_offsets(GetParam(), n, 7), Pattern::mixed);
+  const std::int64_t s = c.segments();
+  std::vector<float> outs[2];
+  const seg::Search searches[2] = {seg::Search::kernel, seg::Search::block};
+  for (int k = 0; k < 2; ++k) {
+    reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes(n));
+    reduce::DeviceBuffer<float> out(s);
+    CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+    CUDA_CHECK(seg::launch(c.in.get(), n, c.d_offsets.get(), s, out.get(), {scratch.get(), scratch.bytes()}, nullptr,
+                           searches[k]));
+    outs[k].resize(s);
+    CUDA_CHECK(cudaMemcpy(outs[k].data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
+    const seg::SegmentsCheck check = seg::check_segments(c.host.data(), c.offsets, outs[k].data(), Pattern::mixed);
+    EXPECT_EQ(check.wrong, 0) << (k == 0 ? "kernel" : "block") << ": first wrong segment " << check.first_wrong;
+  }
+  EXPECT_EQ(std::memcmp(outs[0].data(), outs[1].data(), s * sizeof(float)), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Distributions, BothSearches,
+                         ::testing::Values("uniform32", "fixed1000", "hundred", "whole", "powerlaw", "matrix-wide",
+                                           "matrix-tall"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& ch : name)
+                             if (ch == '-') ch = '_';
+                           return name;
+                         });
+
 TEST(Segmented, NoSegments) {
   SKIP_WITHOUT_GPU();
   Case(100, {0}, Pattern::integers).expect_correct(Pattern::integers);
