@@ -32,7 +32,8 @@ class MeasureArgs(unittest.TestCase):
         self.assertNotIn("all_large", plan.mpi)
         self.assertFalse(plan.ceiling)
         for name, args in plan.runs:
-            # the ordinary runs time step 10 alone beside them; the reproducible ones (repro_*, gpus2_repro_*) the ordinary mode
+            # the ordinary runs time step 10 alone beside them; the reproducible ones (repro_*,
+            # gpus2_repro_*) the ordinary mode
             self.assertIn("--reproducible" if "repro" in name else "--single-gpu", args, name)
             self.assertFalse(any("|" in a or a == "mpi" for a in args), name)
         self.assertEqual(plan.tables["reproducible"][0], "ranks")  # the records that have it, only

@@ -28,8 +28,8 @@
 #   joined by scripts/merge_sweep), profile.*, ablation.*, variants.*, sass/ -> results/<gpu>/progression/;
 #   <step>/ (and <step>/profile/) -> results/<gpu>/<step>/; the calls' summary.txt files, one after
 #   another -> results/<gpu>/progression/gpu_check.txt (the one before moves to earlier/<its commit>/);
-#   bits/check.txt is this GPU's comparison with the committed bits (exit 1 on a difference), nothing
-#   to copy. PERF_NOTES.md's "Regenerating every record" lists the calls for both GPUs.
+#   bits/check.txt: this GPU against the committed bits (exit 1 on a difference), nothing to copy; on
+#   several GPUs topo.txt -> results/<gpu>_x<N>/14_multi_gpu/. PERF_NOTES.md ("Regenerating ...") has the calls.
 # Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -74,6 +74,8 @@ part() {  # part NAME COMMAND...: runs it, logs to work/NAME.log, notes the exit
 }
 
 note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1); nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'); commit $REDUCE_COMMIT; $(date -u +%F)"
+# Several GPUs: how they are linked, beside 14's records (results/<gpu>_x<N>/14_multi_gpu/topo.txt).
+[ "$(nvidia-smi -L | wc -l)" -gt 1 ] && nvidia-smi topo -m >"$work/topo.txt" 2>&1
 part build bash -c "cmake -S '$root' -B '$build' -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DREDUCE_BUILD_PERF=ON && cmake --build '$build' -j$jobs -- -k 0"
 
