@@ -32,8 +32,9 @@ std::size_t scratch_bytes(std::int64_t n);
 // Where each tile's first segment is found (launch only; the fixed-size mode computes it): by a small
 // kernel of its own before the summing kernel (kernel), by each block at its start (block), or
 // (automatic) by the kernel where there are more segments than tiles, else by the blocks. A few
-// offsets stay in L2 and the blocks' searches hide behind their first loads, so a separate launch
-// would only add its own time; many offsets make each block's search a chain of trips to DRAM.
+// offsets stay in L2 and the blocks' searches mostly overlap their first loads, costing less than a
+// launch of their own; many offsets make each block's search a chain of trips to DRAM (13's README,
+// "The last change", has the A/B).
 enum class Search { automatic, kernel, block };
 bool search_in_kernel(std::int64_t n, std::int64_t segments, Search search);  // what launch does
 
