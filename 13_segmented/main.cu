@@ -1,4 +1,4 @@
-// 13_segmented's record for the harness (reduce::Bench): its options (--segments, --offsets,
+// 13_segmented's record for the harness (reduce::Bench): its options (--segments, --offsets, --search,
 // --segment-size), and one measurement: the suite's segmented sum and cub::DeviceSegmentedReduce::Sum
 // (the toolkit's, and the newest CUB's offsets and fixed-size overloads when configure found one) on the
 // same input, every segment of every run checked, all timed the same way.

@@ -34,7 +34,7 @@
 // thread per segment with its L / 4 16-byte loads all in flight (no search, no staging, no ballot).
 // What changed from the library step: everything; 11_cub's cub::DeviceReduce::Sum sums one array, and
 // cub::DeviceSegmentedReduce::Sum (timed beside this launcher in every run) is the bar.
-// Usage: ./13_segmented [--segments powerlaw | --offsets FILE | --segment-size L] [--n 2^28] [--help]
+// Usage: ./13_segmented [--segments powerlaw | --offsets FILE | --segment-size L] [--search auto] [--n 2^28] [--help]
 #include <cub/device/device_segmented_reduce.cuh>
 #include <cuda_pipeline.h>
 
