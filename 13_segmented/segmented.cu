@@ -10,7 +10,7 @@
 //                            into shared memory with asynchronous copies (cp.async, all in flight at
 //                            once), then each lane adds its own segment serially from there;
 //   len <= kWarpMax (2048)   a warp (so is a short segment in a batch with a longer one): float4 loads,
-//                            four in flight, then a shuffle tree (step 06's warp sum);
+//                            eight in flight, then a shuffle tree (step 06's warp sum);
 //   len <= kTile             the block of the tile where the segment begins, the same way with 256 threads;
 //   len >  kTile             several blocks: every tile the segment touches adds its part (the segment's
 //                            first tile into slot 2t, any other into slot 2t+1), and a last, small
@@ -48,15 +48,17 @@ namespace {
 
 constexpr int kBlock = 256;                   // threads per block of both kernels
 constexpr int kWarps = kBlock / 32;
-constexpr int kLoadsInFlight = 4;             // float4 loads a thread issues before its first add
-constexpr int kPrefetch = kBlock * kLoadsInFlight * 4;  // floats of a tile asked of L2 at the block's start: one round
-// sum_tiles' blocks per SM that its launch bounds aim at: 40 registers and 35 KB of shared memory each,
-// 6 on sm_90 (64K registers and 228 KB of shared memory per SM); fewer where an SM has less (sm_75
-// holds 1024 threads, 4 blocks of 256), so that ptxas is never asked for more than the SM has.
+constexpr int kLoadsInFlight = 8;             // float4 loads a thread issues before its first add
+constexpr int kPrefetch = 4096;               // floats of a tile asked of L2 at the block's start (16 KB)
+// sum_tiles' blocks per SM that its launch bounds aim at: 5 on sm_90, so 48 registers each (64K per
+// SM), enough for eight float4 loads in flight with no spills. Bytes in flight beat blocks here: 6
+// blocks of 40 registers with four loads each streamed 4-8% slower (13's README, "The last change").
+// Fewer where an SM has less (sm_75 holds 1024 threads, 4 blocks of 256), so that ptxas is never
+// asked for more than the SM has.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
 constexpr int kTileBlocksPerSm = 4;
 #else
-constexpr int kTileBlocksPerSm = 6;
+constexpr int kTileBlocksPerSm = 5;
 #endif
 constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that can begin in one tile
 // Batches with a segment longer than kThreadMax that can begin in one tile: such segments begin at
@@ -64,8 +66,11 @@ constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that
 constexpr int kMaxMixedBatches = static_cast<int>((kTile + kThreadMax) / (kThreadMax + 1));
 constexpr unsigned kFullMask = reduce::agent::kFullMask;
 
-static_assert(kThreadMax * 32 * kWarps * sizeof(float) + kMaxMixedBatches * sizeof(unsigned) <= 36 * 1024,
-              "the staging buffers and the batch list fit in static shared memory, 6 blocks to an sm_90 SM");
+constexpr int kStaged = kThreadMax * 32;  // floats of a warp's staging buffer: a batch of 32 tiny segments
+// An sm_90 SM has 228 KB of shared memory and keeps 1 KB of it per block.
+static_assert((kStaged * kWarps * sizeof(float) + kMaxMixedBatches * sizeof(unsigned) + 1024) * kTileBlocksPerSm <=
+                  228 * 1024,
+              "the staging buffers and the batch list leave room for kTileBlocksPerSm blocks to an sm_90 SM");
 
 // The warp's and the block's sums (common/agent.cuh): in lane 0, in thread 0. Block calls must be
 // separated by __syncthreads().
@@ -177,7 +182,7 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   __shared__ std::int64_t long_start;                       // the segment longer than a tile that begins here, or -1
   __shared__ unsigned mixed[kMaxMixedBatches];              // batches with a segment longer than kThreadMax
   __shared__ int mixed_count;
-  __shared__ float staged[kWarps][kThreadMax * 32];        // each warp's copy of its batch of tiny segments
+  __shared__ float staged[kWarps][kStaged];                 // each warp's copy of its batch of tiny segments
 
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t t = blockIdx.x, tile_begin = t * kTile, tile_end = tile_begin + kTile;
