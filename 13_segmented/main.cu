@@ -190,7 +190,7 @@ reduce::Bench make_bench() {
                    }},
                   {"--search", {"auto", "kernel", "block"},
                    "where each tile's first segment is found in the offsets: auto (a kernel of its own where\n"
-                   "                     the segments outnumber the tiles of 16384 floats, else each block),\n"
+                   "                     the segments outnumber the tiles of 32768 floats, else each block),\n"
                    "                     kernel, or block (the record's \"search\" says which ran)"}};
   b.spec.block = reduce::BlockRule::inside("13_segmented chooses its own launch shape per segment length");
   b.spec.notes =

@@ -25,10 +25,10 @@
 // L2 for its tile's first 16 KB (prefetch), so that DRAM is busy while the block finds its segments.
 // The bounds keep every segment's longest chain of additions under the suite's tolerance rule
 // (2 sqrt(len) + 64): a thread adds at most 32 floats in a row, a warp's lane at most 64 + 5, a block's
-// thread at most 64 + 8, and the long path 64 + 8 per tile plus, across tiles, 3 + 1 + 5 in a warp (a
+// thread at most 128 + 8, and the long path 128 + 8 per tile plus, across tiles, 3 + 1 + 5 in a warp (a
 // lane's 8 parts as a tree of depth 3, one round, the shuffle tree) or at most 3 + len / kTile / 2048 + 2
 // + 8 in the block (one add per round of 2048 parts, at most len / kTile + 2 parts, the block's tree):
-// 85 + len / 2^25 in all, under 2 sqrt(len) + 64 for every len from kTile to 2^51.
+// 149 + len / 2^26 in all, under 2 sqrt(len) + 64 for every len from kTile to 2^51.
 // The fixed-size mode (--segment-size L) reads no offsets: the same kernels with offsets[s] = s L
 // computed instead of loaded (each block searches its own tile there, in arithmetic); and where L is a multiple of 4 up to 32 on 16-byte aligned input, a
 // thread per segment with its L / 4 16-byte loads all in flight (no search, no staging, no ballot).

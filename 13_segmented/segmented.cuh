@@ -22,7 +22,7 @@ namespace seg {
 // Floats per tile: the unit of work of one block of the suite's kernel. A segment longer than a tile
 // is summed by several blocks (one per tile it touches); one of up to a tile by one block, or by one
 // warp, or by one thread, by its length (segmented.cu says where each bound comes from).
-constexpr std::int64_t kTile = 16384;
+constexpr std::int64_t kTile = 32768;
 constexpr std::int64_t kThreadMax = 32;   // a thread sums a segment of at most this many floats...
 constexpr std::int64_t kWarpMax = 2048;   // ...a warp one of at most this many, a block one of at most kTile
 
