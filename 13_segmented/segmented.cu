@@ -52,7 +52,7 @@ constexpr int kLoadsInFlight = 8;             // float4 loads a thread issues be
 constexpr int kPrefetch = 4096;               // floats of a tile asked of L2 at the block's start (16 KB)
 // sum_tiles' blocks per SM that its launch bounds aim at: 5 on sm_90, so 48 registers each (64K per
 // SM), enough for eight float4 loads in flight with no spills. Bytes in flight beat blocks here: 6
-// blocks of 40 registers with four loads each streamed 4-8% slower (13's README, "The last change").
+// blocks of 40 registers with four loads each streamed 2-5% slower (13's README, "more bytes in flight").
 // Fewer where an SM has less (sm_75 holds 1024 threads, 4 blocks of 256), so that ptxas is never
 // asked for more than the SM has.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750

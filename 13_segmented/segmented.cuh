@@ -34,7 +34,7 @@ std::size_t scratch_bytes(std::int64_t n);
 // (automatic) by the kernel where there are more segments than tiles, else by the blocks. A few
 // offsets stay in L2 and the blocks' searches mostly overlap their first loads, costing less than a
 // launch of their own; many offsets make each block's search a chain of trips to DRAM (13's README,
-// "The last change", has the A/B).
+// "The tiles' search in the blocks", has the A/B).
 enum class Search { automatic, kernel, block };
 bool search_in_kernel(std::int64_t n, std::int64_t segments, Search search);  // what launch does
 
