@@ -79,14 +79,16 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def refuse_repeats(parser, argv):
     """UsageError for an option of parser given twice in argv (up to a "--"): a second value would
-    otherwise silently win over the first."""
+    otherwise silently win over the first. An option that collects its values (action="append") may
+    repeat."""
     names = {s for a in parser._actions for s in a.option_strings}
     values = {s for a in parser._actions if a.nargs != 0 for s in a.option_strings}
+    repeatable = {s for a in parser._actions if isinstance(a, argparse._AppendAction) for s in a.option_strings}
     seen, i = set(), 0
     while i < len(argv) and argv[i] != "--":
         name = argv[i].split("=", 1)[0]
         if name in names:
-            if name in seen:
+            if name in seen and name not in repeatable:
                 raise UsageError(f"option {name} given twice")
             seen.add(name)
             if name in values and "=" not in argv[i]:

@@ -762,6 +762,43 @@ class SweepRatio(ScriptCase):
         self.run_script([*ratio, SWEEP, "09", "10", "--from", "20", "--to", "21"], 0)
 
 
+class AB(ScriptCase):
+    """scripts/ab: its bad usage and a patch that does not apply exit 2, with nothing left behind; a
+    machine without a GPU exits 77 once the patches are known to apply."""
+    AB = [sys.executable, SCRIPTS / "ab"]
+
+    def patches(self):
+        folder = self.tmp()
+        good, bad = folder / "good.patch", folder / "bad.patch"
+        good.write_text("--- /dev/null\n+++ b/ab_test_file.txt\n@@ -0,0 +1 @@\n+a new file\n")
+        bad.write_text("--- a/steps.txt\n+++ b/steps.txt\n@@ -1,1 +1,1 @@\n-no such line in steps.txt\n+x\n")
+        return good, bad
+
+    def test_bad_usage(self):
+        good, _ = self.patches()
+        out = self.tmp() / "out"
+        for args in ([], ["13", out], ["13", out, "--variant", "x"], ["13", out, "--variant", f"head={good}"],
+                     ["13", out, "--variant", f"a={good}", "--variant", f"a={good}"],
+                     ["13", out, "--variant", "a=/no/such.patch"], ["99", out, "--variant", f"a={good}"],
+                     ["13", out, "--variant", f"a={good}", "--rounds", "0"],
+                     ["13", out, "--variant", f"a={good}", "--rounds", "2", "--rounds", "3"],
+                     ["13", out, "--variant", f"a={good}", "--only", "nope"],
+                     ["13", good, "--variant", f"a={good}"]):
+            with self.subTest(args=args):
+                self.run_script([*self.AB, *args], 2)
+                self.assertFalse(out.exists())
+
+    def test_a_patch_that_does_not_apply_then_no_gpu(self):
+        good, bad = self.patches()
+        out = self.tmp() / "out"
+        path = {"PATH": self.tool_path("patch")}  # no nvidia-smi
+        self.run_script([*self.AB, "13", out, "--variant", f"a={good}", "--variant", f"b={bad}"], 2, path,
+                        contains="does not apply")
+        self.run_script([*self.AB, "13", out, "--variant", f"a={good}"], 77, path)
+        self.assertFalse(out.exists())
+        self.assertFalse((ROOT / "ab_test_file.txt").exists())  # the patches touch copies only
+
+
 class ShowLesson(ScriptCase):
     def test_bad_input(self):
         for args in ([], ["01"], ["01", "99"], ["01", "01"], ["01", "03"], ["02", "01"], ["01", "02", "--bogus"]):
