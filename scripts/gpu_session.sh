@@ -21,6 +21,8 @@
 #          ncu_beyond scripts/profile_beyond for every step of beyond.txt with a profile.args (BEYOND
 #                    narrows it)                                             -> <step>/profile/
 #          bits      15_reproducible_bits --check 15_reproducible/reproducible_bits.txt -> bits/check.txt
+#          ab        scripts/ab: step AB_STEP (default 13) against each NAME=PATCH of AB_VARIANTS
+#                    (space-separated), AB_ROUNDS rounds (default 2), AB_ITERS iterations -> ab/
 #   env: JOBS (default 16), TEST_JOBS (ctest -j, default 4), SWEEP_RANGE, SANITIZER_JOBS, DEADLINE
 #        (seconds: parts past it are skipped or stopped, so that the archive is still written inside a
 #        device call's limit), REDUCE_COMMIT (names the commit where .git is absent)
@@ -29,13 +31,14 @@
 #   <step>/ (and <step>/profile/) -> results/<gpu>/<step>/; the calls' summary.txt files, one after
 #   another -> results/<gpu>/progression/gpu_check.txt (the one before moves to earlier/<its commit>/);
 #   bits/check.txt: this GPU against the committed bits (exit 1 on a difference), nothing to copy; on
-#   several GPUs topo.txt -> results/<gpu>_x<N>/14_multi_gpu/. PERF_NOTES.md ("Regenerating ...") has the calls.
+#   several GPUs topo.txt -> results/<gpu>_x<N>/14_multi_gpu/; ab/ -> results/<gpu>/<step>/variants/.
+#   PERF_NOTES.md ("Regenerating ...") has the calls.
 # Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage="usage: PARTS=\"...\" scripts/gpu_session.sh OUT [build-dir]"
 case "${1:-}" in
-  -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,/^# Exit codes/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
   "") echo "gpu_session: no OUT folder given ($usage)" >&2; exit 2 ;;
 esac
 out=$1
@@ -43,12 +46,14 @@ build=${2:-$root/build/gpu}
 jobs=${JOBS:-16}
 parts=" ${PARTS:-table} "
 for p in $parts; do
-  case $p in table|sweep|profile|ablation|variants|sass|tests|sanitizer|beyond|ncu_beyond|bits) ;;
+  case $p in table|sweep|profile|ablation|variants|sass|tests|sanitizer|beyond|ncu_beyond|bits|ab) ;;
     *) echo "gpu_session: PARTS: unknown part '$p'" >&2; exit 2 ;;
   esac
 done
 [[ -z ${SWEEP_RANGE:-} || $SWEEP_RANGE =~ ^[0-9]+:[0-9]+$ ]] ||
   { echo "gpu_session: SWEEP_RANGE '$SWEEP_RANGE': expected MIN:MAX exponents, e.g. 10:24" >&2; exit 2; }
+[[ $parts != *" ab "* || -n ${AB_VARIANTS:-} ]] ||
+  { echo "gpu_session: PARTS names ab but AB_VARIANTS is empty (NAME=PATCH ..., e.g. stage16=perf/patches/13_stage16.patch)" >&2; exit 2; }
 [[ ${SANITIZER_JOBS:-4} =~ ^[1-9][0-9]*$ ]] ||
   { echo "gpu_session: SANITIZER_JOBS '${SANITIZER_JOBS}': expected a positive number" >&2; exit 2; }
 mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || { echo "gpu_session: cannot write into $out" >&2; exit 2; }
@@ -113,6 +118,12 @@ want ncu_beyond && for s in $(sed -e 's/#.*//' -e '/^ *$/d' "$root/beyond.txt");
   [ -f "$root/$s/profile.args" ] || continue
   part "ncu_$s" "$root/scripts/profile_beyond" "$s" "$build" "$work/$s/profile"
 done
+if want ab; then
+  ab_args=()
+  for v in $AB_VARIANTS; do ab_args+=(--variant "$v"); done
+  part ab env CUDAARCHS=90 "$root/scripts/ab" "${AB_STEP:-13}" "$work/ab" "${ab_args[@]}" --rounds "${AB_ROUNDS:-2}" \
+    ${AB_ITERS:+--iters "$AB_ITERS"}
+fi
 want bits && part bits bash -c "mkdir -p '$work/bits' && '$build/bin/15_reproducible_bits' \
   --check '$root/15_reproducible/reproducible_bits.txt' | tee '$work/bits/check.txt'"
 want tests && part tests bash -c "cd '$build' && ctest -j${TEST_JOBS:-4} --timeout 900 --output-junit junit.xml ${TESTS_REGEX:+-R '$TESTS_REGEX'} \

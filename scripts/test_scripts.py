@@ -107,7 +107,8 @@ def make_unwritable(case, path):
 
 # The environment variables the scripts read as settings: a test sets the ones it means.
 SCRIPT_SETTINGS = ("FAKE_GPU", "PARTS", "SWEEP_RANGE", "DEADLINE", "JOBS", "TEST_JOBS", "TESTS_REGEX",
-                   "TESTS_EXCLUDE", "SANITIZER_JOBS", "CHECKS", "PERF_SETS", "BEYOND", "LAUNCHES", "LOG_DIR")
+                   "TESTS_EXCLUDE", "SANITIZER_JOBS", "CHECKS", "PERF_SETS", "BEYOND", "LAUNCHES", "LOG_DIR",
+                   "AB_VARIANTS", "AB_STEP", "AB_ROUNDS", "AB_ITERS")
 
 
 class ScriptCase(unittest.TestCase):
@@ -787,6 +788,14 @@ class AB(ScriptCase):
             with self.subTest(args=args):
                 self.run_script([*self.AB, *args], 2)
                 self.assertFalse(out.exists())
+
+    def test_gpu_session_part(self):
+        """gpu_session.sh's ab part needs AB_VARIANTS, said before it looks for a GPU."""
+        out = self.tmp()
+        self.run_script(["bash", SCRIPTS / "gpu_session.sh", out], 2, {"PARTS": "table ab"}, contains="AB_VARIANTS")
+        self.run_script(["bash", SCRIPTS / "gpu_session.sh", out], 77,
+                        {"PARTS": "ab", "AB_VARIANTS": "a=x.patch", "PATH": self.tool_path()})
+        self.assertIn("AB_VARIANTS", self.run_script(["bash", SCRIPTS / "gpu_session.sh", "--help"], 0).stdout)
 
     def test_a_patch_that_does_not_apply_then_no_gpu(self):
         good, bad = self.patches()
