@@ -30,8 +30,9 @@
 // + 8 in the block (one add per round of 2048 parts, at most len / kTile + 2 parts, the block's tree):
 // 149 + len / 2^26 in all, under 2 sqrt(len) + 64 for every len from kTile to 2^51.
 // The fixed-size mode (--segment-size L) reads no offsets: the same kernels with offsets[s] = s L
-// computed instead of loaded (each block searches its own tile there, in arithmetic); and where L is a multiple of 4 up to 32 on 16-byte aligned input, a
-// thread per segment with its L / 4 16-byte loads all in flight (no search, no staging, no ballot).
+// computed instead of loaded (each block searches its own tile there, in arithmetic); and where L is
+// a multiple of 4 up to 32 on 16-byte aligned input, a thread per segment with its L / 4 16-byte loads
+// all in flight (no search, no staging, no ballot).
 // What changed from the library step: everything; 11_cub's cub::DeviceReduce::Sum sums one array, and
 // cub::DeviceSegmentedReduce::Sum (timed beside this launcher in every run) is the bar.
 // Usage: ./13_segmented [--segments powerlaw | --offsets FILE | --segment-size L] [--search auto] [--n 2^28] [--help]
