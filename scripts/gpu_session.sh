@@ -22,7 +22,8 @@
 #                    narrows it)                                             -> <step>/profile/
 #          bits      15_reproducible_bits --check 15_reproducible/reproducible_bits.txt -> bits/check.txt
 #          ab        scripts/ab: step AB_STEP (default 13) against each NAME=PATCH of AB_VARIANTS
-#                    (space-separated), AB_ROUNDS rounds (default 2), AB_ITERS iterations -> ab/
+#                    (space-separated), AB_ROUNDS rounds (default 2), AB_ITERS iterations, AB_ONLY
+#                    the measure.args lines (NAME,NAME; default all)              -> ab/
 #   env: JOBS (default 16), TEST_JOBS (ctest -j, default 4), SWEEP_RANGE, SANITIZER_JOBS, DEADLINE
 #        (seconds: parts past it are skipped or stopped, so that the archive is still written inside a
 #        device call's limit), REDUCE_COMMIT (names the commit where .git is absent)
@@ -122,7 +123,7 @@ if want ab; then
   ab_args=()
   for v in $AB_VARIANTS; do ab_args+=(--variant "$v"); done
   part ab env CUDAARCHS=90 "$root/scripts/ab" "${AB_STEP:-13}" "$work/ab" "${ab_args[@]}" --rounds "${AB_ROUNDS:-2}" \
-    ${AB_ITERS:+--iters "$AB_ITERS"}
+    ${AB_ITERS:+--iters "$AB_ITERS"} ${AB_ONLY:+--only "$AB_ONLY"}
 fi
 want bits && part bits bash -c "mkdir -p '$work/bits' && '$build/bin/15_reproducible_bits' \
   --check '$root/15_reproducible/reproducible_bits.txt' | tee '$work/bits/check.txt'"
