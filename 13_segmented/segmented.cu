@@ -7,8 +7,8 @@
 // every segment is summed by whoever fits its length:
 //   len <= kThreadMax (32)   a thread, when the other segments of its batch of 32 consecutive ones are
 //                            that short too: the warp copies the batch (at most 1024 floats, contiguous)
-//                            into shared memory with asynchronous copies (cp.async, all in flight at
-//                            once), then each lane adds its own segment serially from there;
+//                            into shared memory with asynchronous copies (cp.async, 16 bytes each, all
+//                            in flight at once), then each lane adds its own segment serially from there;
 //   len <= kWarpMax (2048)   a warp (so is a short segment in a batch with a longer one): float4 loads,
 //                            eight in flight, then a shuffle tree (step 06's warp sum);
 //   len <= kTile             the block of the tile where the segment begins, the same way with 256 threads;
@@ -23,6 +23,9 @@
 // Block t then walks its batches of 32 segments: warp w takes batches w, w + 8, ..., sums each batch of
 // tiny segments itself and lists the others, which all warps then share. Before anything else it asks
 // L2 for its tile's first 16 KB (prefetch), so that DRAM is busy while the block finds its segments.
+// On sm_90 each kernel after the first is launched early (programmatic dependent launch): its blocks
+// take the SMs the kernel before it leaves free and wait there for its results, so that no SM idles
+// through the gap between two launches.
 // The bounds keep every segment's longest chain of additions under the suite's tolerance rule
 // (2 sqrt(len) + 64): a thread adds at most 32 floats in a row, a warp's lane at most 64 + 5, a block's
 // thread at most 128 + 8, and the long path 128 + 8 per tile plus, across tiles, 3 + 1 + 5 in a warp (a
@@ -51,23 +54,35 @@ constexpr int kBlock = 256;                   // threads per block of both kerne
 constexpr int kWarps = kBlock / 32;
 constexpr int kLoadsInFlight = 8;             // float4 loads a thread issues before its first add
 constexpr int kPrefetch = 4096;               // floats of a tile asked of L2 at the block's start (16 KB)
-// sum_tiles' blocks per SM that its launch bounds aim at: 5 on sm_90, so 48 registers each (64K per
-// SM), enough for eight float4 loads in flight with no spills. Bytes in flight beat blocks here: 6
-// blocks of 40 registers with four loads each streamed 2-5% slower (13's README, "more bytes in flight").
-// Fewer where an SM has less (sm_75 holds 1024 threads, 4 blocks of 256), so that ptxas is never
-// asked for more than the SM has.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+// sum_tiles' blocks per SM that its launch bounds aim at: 4, so up to 64 registers each (64K per SM),
+// room for eight float4 loads in flight and the thread tier's 16-byte copies with no spills. Bytes in
+// flight beat blocks here: 6 blocks of 40 registers with four loads each streamed 2-5% slower, and 5
+// blocks of 48 registers 0.5-1.2% slower than 4 (13's README, "more bytes in flight"). Every GPU since
+// sm_75 holds 4 blocks of 256 threads.
 constexpr int kTileBlocksPerSm = 4;
-#else
-constexpr int kTileBlocksPerSm = 5;
-#endif
 constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that can begin in one tile
 // Batches with a segment longer than kThreadMax that can begin in one tile: such segments begin at
 // least kThreadMax + 1 floats apart (the segments between them are empty or shorter).
 constexpr int kMaxMixedBatches = static_cast<int>((kTile + kThreadMax) / (kThreadMax + 1));
 constexpr unsigned kFullMask = reduce::agent::kFullMask;
 
-constexpr int kStaged = kThreadMax * 32;  // floats of a warp's staging buffer: a batch of 32 tiny segments
+// Programmatic dependent launch (sm_90): a kernel launched with the stream serialization attribute may
+// start once every block of the kernel before it has called allow_dependents(); it calls
+// wait_for_prerequisite() before it touches what that kernel writes. No-ops before sm_90.
+__device__ void allow_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ void wait_for_prerequisite() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Floats of a warp's staging buffer: a batch of 32 tiny segments (at most 32 x 32 floats), placed so
+// that its 16-byte vectors land on 16-byte boundaries, with up to 3 floats before them and 3 after.
+constexpr int kStaged = kThreadMax * 32 + 8;
 // An sm_90 SM has 228 KB of shared memory and keeps 1 KB of it per block.
 static_assert((kStaged * kWarps * sizeof(float) + kMaxMixedBatches * sizeof(unsigned) + 1024) * kTileBlocksPerSm <=
                   228 * 1024,
@@ -146,6 +161,7 @@ __device__ std::int64_t warp_lower_bound(const Offsets& offsets, std::int64_t lo
 template <typename Offsets>
 __global__ void __launch_bounds__(kBlock) find_tile_starts(Offsets offsets, std::int64_t segments, std::int64_t tiles,
                                                           std::int64_t* tile_first) {
+  allow_dependents();  // sum_tiles' blocks may start (and prefetch) while these search
   const std::int64_t t = std::int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;  // the same in every lane
   if (t > tiles) return;
   const std::int64_t s = t == tiles ? segments : warp_lower_bound(offsets, 0, segments, t * kTile);
@@ -183,7 +199,7 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   __shared__ std::int64_t long_start;                       // the segment longer than a tile that begins here, or -1
   __shared__ unsigned mixed[kMaxMixedBatches];              // batches with a segment longer than kThreadMax
   __shared__ int mixed_count;
-  __shared__ float staged[kWarps][kStaged];                 // each warp's copy of its batch of tiny segments
+  __shared__ __align__(16) float staged[kWarps][kStaged];   // each warp's copy of its batch of tiny segments
 
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t t = blockIdx.x, tile_begin = t * kTile, tile_end = tile_begin + kTile;
@@ -192,6 +208,8 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   // way from DRAM while the block finds its segments, and its first loads of them hit L2.
   if (const std::int64_t i = tile_begin + 32 * threadIdx.x; threadIdx.x < kPrefetch / 32 && i < n)
     asm volatile("prefetch.L2 [%0];" ::"l"(in + i));  // a generic address: the PTX form without a state space
+  allow_dependents();  // sum_parts' blocks may take the SMs this grid's last wave leaves free
+  wait_for_prerequisite();  // find_tile_starts' answers (or, launched plainly, nothing to wait for)
   if (tile_first) {
     if (threadIdx.x < 2) bounds[threadIdx.x] = tile_first[t + threadIdx.x];
   } else if (warp == 0) {
@@ -222,17 +240,27 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
       continue;
     }
     // Thread tier: the batch's floats (contiguous, at most 32 x 32) copied into shared memory, every
-    // copy in flight at once (cp.async: no registers wait for them)...
+    // copy in flight at once (cp.async: no registers wait for them), 16 bytes at a time from the
+    // batch's first 16-byte boundary; lanes 0-2 copy the floats before it, lanes 29-31 those after
+    // the last whole vector, one each...
     const int count = static_cast<int>(last - first - 32 * b < 32 ? last - first - 32 * b : 32);
     const std::int64_t batch_begin = __shfl_sync(kFullMask, cur.begin, 0);
     const std::int64_t batch_len = __shfl_sync(kFullMask, cur.end, count - 1) - batch_begin;
-    for (std::int64_t k = lane; k < batch_len; k += 32) __pipeline_memcpy_async(&staged[warp][k], in + batch_begin + k, sizeof(float));
+    const int misalignment = static_cast<int>(reinterpret_cast<std::uintptr_t>(in + batch_begin) % 16 / 4);
+    const std::int64_t to_boundary = misalignment ? 4 - misalignment : 0;
+    const int head = static_cast<int>(to_boundary < batch_len ? to_boundary : batch_len);
+    const int vectors = static_cast<int>((batch_len - head) / 4), tail = static_cast<int>(batch_len - head) % 4;
+    const std::int64_t body = batch_begin + head;  // staged[warp][i - body + 4] holds in[i]
+    if (static_cast<int>(lane) < head) __pipeline_memcpy_async(&staged[warp][4 - head + lane], in + batch_begin + lane, 4);
+    if (static_cast<int>(lane) >= 32 - tail)
+      __pipeline_memcpy_async(&staged[warp][4 + 4 * vectors + lane - (32 - tail)], in + body + 4 * vectors + lane - (32 - tail), 4);
+    for (int v = lane; v < vectors; v += 32) __pipeline_memcpy_async(&staged[warp][4 + 4 * v], in + body + 4 * v, 16);
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncwarp();
     // ...then each lane adds its own segment from there.
     float sum = 0.0f;
-    for (std::int64_t i = cur.begin; i < cur.end; ++i) sum += staged[warp][i - batch_begin];
+    for (std::int64_t i = cur.begin; i < cur.end; ++i) sum += staged[warp][i - body + 4];
     if (static_cast<int>(lane) < count) out[first + 32 * b + lane] = sum;
     __syncwarp();  // the buffer is refilled by this warp's next batch
     cur = next;
@@ -326,6 +354,7 @@ __global__ void __launch_bounds__(kBlock) sum_parts(Offsets offsets, std::int64_
   };
   __shared__ Listed listed[kWarps];
 
+  wait_for_prerequisite();  // sum_tiles' parts and starts
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t t = std::int64_t{blockIdx.x} * kWarps + warp;  // the same in every lane
   Listed mine{t, -1, 0};
@@ -383,6 +412,29 @@ TileScratch tile_scratch(void* data, std::int64_t n) {
   return {starts, starts + tiles(n), reinterpret_cast<float*>(starts + 2 * tiles(n) + 1)};
 }
 
+// A launch of `kernel` on `grid` blocks of kBlock threads that, where `early` and the GPU is sm_90 or
+// newer, may begin before the kernel before it in the stream has ended (programmatic dependent launch:
+// that kernel lets it, with allow_dependents(), and this one waits for it, wait_for_prerequisite()).
+template <typename... Params, typename... Args>
+cudaError_t launch_dependent(void (*kernel)(Params...), unsigned grid, cudaStream_t stream, bool early, Args... args) {
+  if (early) {
+    int device = 0, major = 0;
+    CUDA_TRY(cudaGetDevice(&device));
+    CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    early = major >= 9;
+  }
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(kBlock);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = early ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+}
+
 // Kernel 0 (with loaded offsets, where search_first), then kernels 1 and 2.
 template <typename Offsets>
 cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::int64_t segments, float* out,
@@ -399,13 +451,12 @@ cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::
       CUDA_TRY(cudaGetLastError());
     }
   }
-  sum_tiles<<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(in, n, offsets, segments,
-                                                                search_first ? at.tile_first : nullptr, out, at.slots,
-                                                                at.starts);
-  CUDA_TRY(cudaGetLastError());
-  sum_parts<<<static_cast<unsigned>(reduce::ceil_div(grid, kWarps)), kBlock, 0, stream>>>(offsets, grid, at.slots,
-                                                                                         at.starts, out);
-  return cudaGetLastError();
+  CUDA_TRY(launch_dependent(sum_tiles<Offsets>, static_cast<unsigned>(grid), stream, search_first, in, n, offsets,
+                            segments, search_first ? at.tile_first : static_cast<const std::int64_t*>(nullptr), out,
+                            at.slots, at.starts));
+  return launch_dependent(sum_parts<Offsets>, static_cast<unsigned>(reduce::ceil_div(grid, kWarps)), stream, true,
+                          offsets, grid, static_cast<const float*>(at.slots), static_cast<const std::int64_t*>(at.starts),
+                          out);
 }
 
 template <int Vectors>
