@@ -54,7 +54,7 @@ done
 [[ -z ${SWEEP_RANGE:-} || $SWEEP_RANGE =~ ^[0-9]+:[0-9]+$ ]] ||
   { echo "gpu_session: SWEEP_RANGE '$SWEEP_RANGE': expected MIN:MAX exponents, e.g. 10:24" >&2; exit 2; }
 [[ $parts != *" ab "* || -n ${AB_VARIANTS:-} ]] ||
-  { echo "gpu_session: PARTS names ab but AB_VARIANTS is empty (NAME=PATCH ..., e.g. stage16=perf/patches/13_stage16.patch)" >&2; exit 2; }
+  { echo "gpu_session: PARTS names ab but AB_VARIANTS is empty (NAME=PATCH ..., e.g. rotated=perf/patches/13_rotated_reads.patch)" >&2; exit 2; }
 [[ ${SANITIZER_JOBS:-4} =~ ^[1-9][0-9]*$ ]] ||
   { echo "gpu_session: SANITIZER_JOBS '${SANITIZER_JOBS}': expected a positive number" >&2; exit 2; }
 mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || { echo "gpu_session: cannot write into $out" >&2; exit 2; }
