@@ -412,17 +412,26 @@ TileScratch tile_scratch(void* data, std::int64_t n) {
   return {starts, starts + tiles(n), reinterpret_cast<float*>(starts + 2 * tiles(n) + 1)};
 }
 
-// A launch of `kernel` on `grid` blocks of kBlock threads that, where `early` and the GPU is sm_90 or
-// newer, may begin before the kernel before it in the stream has ended (programmatic dependent launch:
-// that kernel lets it, with allow_dependents(), and this one waits for it, wait_for_prerequisite()).
-template <typename... Params, typename... Args>
-cudaError_t launch_dependent(void (*kernel)(Params...), unsigned grid, cudaStream_t stream, bool early, Args... args) {
-  if (early) {
-    int device = 0, major = 0;
+// Whether this process's GPU is sm_90 or newer, where a kernel may be launched early. Asked once, as
+// step 10 asks its occupancy once, so that no timed launch pays for the question.
+cudaError_t early_launch_supported(bool* supported) {
+  static int major = 0;  // 0: not asked yet
+  if (major == 0) {
+    int device = 0;
     CUDA_TRY(cudaGetDevice(&device));
     CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    early = major >= 9;
   }
+  *supported = major >= 9;
+  return cudaSuccess;
+}
+
+// A launch of `kernel` on `grid` blocks of kBlock threads that, where `early` and the GPU allows it,
+// may begin before the kernel before it in the stream has ended (programmatic dependent launch: that
+// kernel lets it, with allow_dependents(), and this one waits for it, wait_for_prerequisite()).
+template <typename... Params, typename... Args>
+cudaError_t launch_dependent(void (*kernel)(Params...), unsigned grid, cudaStream_t stream, bool early, Args... args) {
+  bool supported = false;
+  if (early) CUDA_TRY(early_launch_supported(&supported));
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
@@ -431,7 +440,7 @@ cudaError_t launch_dependent(void (*kernel)(Params...), unsigned grid, cudaStrea
   config.blockDim = dim3(kBlock);
   config.stream = stream;
   config.attrs = &attribute;
-  config.numAttrs = early ? 1 : 0;
+  config.numAttrs = early && supported ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
 }
 
