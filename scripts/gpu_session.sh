@@ -81,7 +81,8 @@ part() {  # part NAME COMMAND...: runs it, logs to work/NAME.log, notes the exit
 
 note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1); nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'); commit $REDUCE_COMMIT; $(date -u +%F)"
 # Several GPUs: how they are linked, beside 14's records (results/<gpu>_x<N>/14_multi_gpu/topo.txt).
-[ "$(nvidia-smi -L | wc -l)" -gt 1 ] && nvidia-smi topo -m >"$work/topo.txt" 2>&1
+# (nvidia-smi underlines the header with terminal escapes, even into a file: dropped.)
+[ "$(nvidia-smi -L | wc -l)" -gt 1 ] && nvidia-smi topo -m 2>&1 | sed 's/\x1b\[[0-9;]*m//g' >"$work/topo.txt"
 part build bash -c "cmake -S '$root' -B '$build' -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DREDUCE_BUILD_PERF=ON && cmake --build '$build' -j$jobs -- -k 0"
 
