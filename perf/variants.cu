@@ -9,6 +9,8 @@
 //             number of float4 loads per thread: what step 10 and the read ceiling choose from
 //   ablation  what makes step 10 faster than step 09: its tile layout, its tile-sized grid and its
 //             512 threads, each changed alone, at sizes from 2^16 to 2^30, every run checked exactly
+//   chunks    how far apart the blocks read: each block streams C tiles of 32 KB in turn (C = 1 is
+//             the read ceiling's kernel; C = 4 is 13's interior tiles), at 4 and 8 blocks per SM
 //   perf_variants SET [log2 n ...]
 #include <cuda/atomic>
 
@@ -158,6 +160,64 @@ void set_tiles(const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaStr
   }
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Set chunks: the same bytes in flight per SM, the blocks' reads spread wider. A block of 256 threads
+// streams `chunk` consecutive tiles of 256 x 8 float4s (32 KB), eight loads in flight per thread in
+// each, so the 4 or 8 blocks of an SM at one moment read 32 KB each, 32 KB x chunk apart. Occupancy is
+// set by dynamic shared memory (a quarter of the SM's, less its per-block reserve: 4 blocks) or none
+// (8 blocks of 256 threads); the row prints what the occupancy API grants.
+__global__ void __launch_bounds__(256) read_chunks(const float4* __restrict__ in, std::int64_t vectors, int chunk,
+                                                   float* __restrict__ sink) {
+  constexpr int kLoads = 8;
+  float sum = 0.0f;
+  for (int c = 0; c < chunk; ++c) {
+    const std::int64_t base = (std::int64_t{blockIdx.x} * chunk + c) * (256 * kLoads) + threadIdx.x;
+    float4 x[kLoads];
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) {
+      const std::int64_t v = base + k * 256;
+      x[k] = v < vectors ? in[v] : float4{0.0f, 0.0f, 0.0f, 0.0f};
+    }
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);
+  }
+  if (sum == -1.0f) sink[blockIdx.x] = sum;  // never true for the zero-filled input
+}
+
+void set_chunks(const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaStream_t stream) {
+  int device = 0, smem_sm = 0, reserved = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  const int quarter = smem_sm / 4 - reserved;  // dynamic shared memory that leaves room for 4 blocks
+  CUDA_CHECK(cudaFuncSetAttribute(read_chunks, cudaFuncAttributeMaxDynamicSharedMemorySize, quarter));
+  constexpr int kChunks[] = {1, 2, 4, 8};
+  constexpr int kRounds = 3;
+  for (int k : logs) {
+    const std::int64_t vectors = (std::int64_t{1} << k) / 4;
+    DeviceBuffer<float4> in(vectors);
+    DeviceBuffer<float> sink(vectors);
+    CUDA_CHECK(cudaMemset(in.get(), 0, in.bytes()));
+    std::printf("chunks n = 2^%d floats, GB/s (median of 20 runs, %d rounds); columns: tiles of 32 KB per block, "
+                "1 2 4 8\n", k, kRounds);
+    for (const int smem : {quarter, 0}) {
+      int per_sm = 0;
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_chunks, 256, smem));
+      for (int round = 1; round <= kRounds; ++round) {
+        std::printf("  %d blocks per SM, round %d:", per_sm, round);
+        for (const int chunk : kChunks) {
+          const std::int64_t blocks = std::max<std::int64_t>(reduce::ceil_div(vectors, std::int64_t{256} * 8 * chunk), 1);
+          const double ms = time_ms(flusher, stream, 20, [&] {
+            read_chunks<<<static_cast<unsigned>(blocks), 256, smem, stream>>>(in.get(), vectors, chunk, sink.get());
+          });
+          std::printf(" %7.0f", vectors * 16.0 / (ms * 1e6));
+        }
+        std::printf("\n");
+      }
+    }
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Set ablation. Step 10 differs from step 09 in three ways at once: the body is read in tiles (a
@@ -367,8 +427,8 @@ int main(int argc, char** argv) {
     }
     logs.push_back(static_cast<int>(k));
   }
-  if (set != "atomics" && set != "latency" && set != "tiles" && set != "ablation") {
-    std::fprintf(stderr, "usage: perf_variants atomics|latency|tiles|ablation [log2 n ...]\n");
+  if (set != "atomics" && set != "latency" && set != "tiles" && set != "chunks" && set != "ablation") {
+    std::fprintf(stderr, "usage: perf_variants atomics|latency|tiles|chunks|ablation [log2 n ...]\n");
     return 2;
   }
   try {
@@ -380,6 +440,7 @@ int main(int argc, char** argv) {
     if (set == "atomics") set_atomics(logs.empty() ? std::vector<int>{20, 24, 26} : logs, flusher, stream.get());
     if (set == "latency") set_latency(flusher, stream.get(), device);
     if (set == "tiles") set_tiles(logs.empty() ? std::vector<int>{20, 23, 26, 28, 30} : logs, flusher, stream.get());
+    if (set == "chunks") set_chunks(logs.empty() ? std::vector<int>{28, 30} : logs, flusher, stream.get());
     if (set == "ablation")
       set_ablation(logs.empty() ? std::vector<int>{16, 18, 20, 22, 24, 26, 28, 30} : logs, device, flusher, stream.get());
     return 0;
