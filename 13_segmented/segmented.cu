@@ -13,19 +13,20 @@
 //                            eight in flight, then a shuffle tree (step 06's warp sum);
 //   len <= kTile             the block of the tile where the segment begins, the same way with 256 threads;
 //   len >  kTile             several blocks: every tile the segment touches adds its part (the segment's
-//                            first tile into slot 2t, any other into slot 2t+1), and a last, small
-//                            kernel adds those parts in an order fixed by the segment: a warp per tile,
-//                            the whole block for a segment of more than 256 parts (kWarpParts). No float
-//                            atomics: the same bits every run.
+//                            first tile into slot 2t, any other into slot 2t+1) and counts it in; the
+//                            last of them to count in adds all the parts in an order fixed by the
+//                            segment: a warp, or the whole block for a segment of more than 256 parts
+//                            (kWarpParts). No float atomics (an integer count only): the same bits
+//                            every run.
 // Which segments a tile owns needs no classification pass: a warp-wide 32-ary search of the offsets
 // finds the first segment that begins in each tile, in a first, small kernel for all tiles at once
 // where the segments outnumber the tiles, else in each block at its start (seg::Search).
 // Block t then walks its batches of 32 segments: warp w takes batches w, w + 8, ..., sums each batch of
 // tiny segments itself and lists the others, which all warps then share. Before anything else it asks
 // L2 for its tile's first 16 KB (prefetch), so that DRAM is busy while the block finds its segments.
-// On sm_90 each kernel after the first is launched early (programmatic dependent launch): its blocks
-// take the SMs the kernel before it leaves free and wait there for its results, so that no SM idles
-// through the gap between two launches.
+// On sm_90 the summing kernel is launched early behind the search kernel (programmatic dependent
+// launch): its blocks take the SMs the search leaves free and wait there for its results, so that no
+// SM idles through the gap between the two launches.
 // The bounds keep every segment's longest chain of additions under the suite's tolerance rule
 // (2 sqrt(len) + 64): a thread adds at most 32 floats in a row, a warp's lane at most 64 + 5, a block's
 // thread at most 128 + 8, and the long path 128 + 8 per tile plus, across tiles, 3 + 1 + 5 in a warp (a
@@ -182,17 +183,71 @@ __device__ Batch load_batch(const Offsets& offsets, std::int64_t first, std::int
   return x;
 }
 
+// The share of the parts of one long segment, beginning in tile t and touching `parts` tiles, of
+// thread `rank` of `Threads` cooperating threads: part 0 is slots[2t] (the tile where the segment
+// begins), part j > 0 is slots[2(t + j) + 1]. Rounds of Threads * kPartLoads parts; in each, the thread
+// issues its kPartLoads loads (parts base + k Threads + rank) before its first add, adds them as a tree
+// of depth 3 and that into its sum. Which thread adds which part depends only on (t, parts).
+constexpr int kPartLoads = 8;
+template <int Threads>
+__device__ float parts_share(const float* slots, std::int64_t t, std::int64_t parts, int rank) {
+  static_assert(kPartLoads == 8, "the tree below adds 8 parts");
+  float sum = 0.0f;
+#pragma unroll 1
+  for (std::int64_t base = 0; base < parts; base += std::int64_t{Threads} * kPartLoads) {
+    float x[kPartLoads];
+#pragma unroll
+    for (int k = 0; k < kPartLoads; ++k) {
+      const std::int64_t j = base + k * Threads + rank;
+      x[k] = j < parts ? __ldcg(slots + 2 * (t + j) + (j > 0 ? 1 : 0)) : 0.0f;  // L2: other SMs wrote them
+    }
+    sum += ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
+  }
+  return sum;
+}
+
+// A warp sums the parts of a segment that touches at most this many tiles: one round of its lanes'
+// kPartLoads loads. A longer segment goes to the block, whose rounds take 8 times as many parts.
+constexpr std::int64_t kWarpParts = 32 * kPartLoads;
+
+// Tile t's part of segment s (written by thread 0 into its slot) counted in, by the whole block:
+// counters[ts] counts the parts of the segment that begins in tile ts and touches `parts` tiles, and
+// the block whose count is the last adds them all into out[s] (parts_share's order, fixed by ts and
+// parts: the same bits whichever block is last) and sets the count back to 0 for the next launch.
+// Its __syncthreads_or separates the block sum before it from any after it.
+__device__ void count_in(float* out, std::int64_t s, const float* slots, unsigned* counters, std::int64_t ts,
+                         std::int64_t parts) {
+  bool last = false;
+  if (threadIdx.x == 0) {
+    __threadfence();  // the part, visible to every SM before the count that says it is there
+    last = atomicAdd(&counters[ts], 1u) == parts - 1;
+  }
+  if (!__syncthreads_or(last)) return;
+  __threadfence();  // the other tiles' parts, read after the count that saw them all
+  if (parts <= kWarpParts) {
+    if (threadIdx.x < 32) {
+      const float sum = warp_sum(parts_share<32>(slots, ts, parts, static_cast<int>(threadIdx.x)));
+      if (threadIdx.x == 0) out[s] = sum;
+    }
+  } else {
+    const float sum = block_sum(parts_share<kBlock>(slots, ts, parts, static_cast<int>(threadIdx.x)));
+    if (threadIdx.x == 0) out[s] = sum;
+  }
+  if (threadIdx.x == 0) counters[ts] = 0;
+  __syncthreads();  // block_sum's shared memory is reused after this
+}
+
 // Kernel 1, block t owns tile [tC, tC + C) (C = kTile). It sums every segment that begins in the tile
 // and is at most a tile long (thread, warp or block tier; such a segment may end in the next tile),
-// and for the segments longer than a tile it adds their part inside the tile: the one that begins here
-// into slots[2t] (and names it in starts[t], else -1), the one that covers the tile's first float from
+// and for the segments longer than a tile it adds their part inside the tile and counts it in
+// (count_in): the one that begins here into slots[2t], the one that covers the tile's first float from
 // an earlier tile into slots[2t + 1]. The last tile also owns the empty segments that begin at n.
 // tile_first: kernel 0's answers, or null to search here (few offsets, or arithmetic ones: seg::Search).
 template <typename Offsets>
 __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const float* in, std::int64_t n, Offsets offsets,
                                                                      std::int64_t segments,
                                                    const std::int64_t* tile_first, float* out, float* slots,
-                                                   std::int64_t* starts) {
+                                                   unsigned* counters) {
   __shared__ std::int64_t bounds[2];                        // segments beginning in the tile: [bounds[0], bounds[1])
   __shared__ std::int64_t block_tier[kMaxBlockSegments];    // segments this block sums as a whole
   __shared__ int block_tier_count;
@@ -208,7 +263,6 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   // way from DRAM while the block finds its segments, and its first loads of them hit L2.
   if (const std::int64_t i = tile_begin + 32 * threadIdx.x; threadIdx.x < kPrefetch / 32 && i < n)
     asm volatile("prefetch.L2 [%0];" ::"l"(in + i));  // a generic address: the PTX form without a state space
-  allow_dependents();  // sum_parts' blocks may take the SMs this grid's last wave leaves free
   wait_for_prerequisite();  // find_tile_starts' answers (or, launched plainly, nothing to wait for)
   if (tile_first) {
     if (threadIdx.x < 2) bounds[threadIdx.x] = tile_first[t + threadIdx.x];
@@ -302,84 +356,17 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
     if (e - a > kTile) {
       const float part = block_sum(range_share<kBlock>(in, tile_begin, e < tile_end ? e : tile_end, threadIdx.x));
       if (threadIdx.x == 0) slots[2 * t + 1] = part;
-      __syncthreads();
+      const std::int64_t ts = a / kTile;
+      count_in(out, first - 1, slots, counters, ts, (e - 1) / kTile - ts + 1);
     }
   }
-  const std::int64_t s = long_start;
-  if (s >= 0) {
+  if (const std::int64_t s = long_start; s >= 0) {
     const float part = block_sum(range_share<kBlock>(in, offsets[s], tile_end, threadIdx.x));
     if (threadIdx.x == 0) slots[2 * t] = part;
-  }
-  if (threadIdx.x == 0) starts[t] = s;
-}
-
-// The share of the parts of one long segment, beginning in tile t and touching `parts` tiles, of
-// thread `rank` of `Threads` cooperating threads: part 0 is slots[2t] (the tile where the segment
-// begins), part j > 0 is slots[2(t + j) + 1]. Rounds of Threads * kPartLoads parts; in each, the thread
-// issues its kPartLoads loads (parts base + k Threads + rank) before its first add, adds them as a tree
-// of depth 3 and that into its sum. Which thread adds which part depends only on (t, parts).
-constexpr int kPartLoads = 8;
-template <int Threads>
-__device__ float parts_share(const float* slots, std::int64_t t, std::int64_t parts, int rank) {
-  static_assert(kPartLoads == 8, "the tree below adds 8 parts");
-  float sum = 0.0f;
-#pragma unroll 1
-  for (std::int64_t base = 0; base < parts; base += std::int64_t{Threads} * kPartLoads) {
-    float x[kPartLoads];
-#pragma unroll
-    for (int k = 0; k < kPartLoads; ++k) {
-      const std::int64_t j = base + k * Threads + rank;
-      x[k] = j < parts ? slots[2 * (t + j) + (j > 0 ? 1 : 0)] : 0.0f;
-    }
-    sum += ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
-  }
-  return sum;
-}
-
-// A warp sums the parts of a segment that touches at most this many tiles: one round of its lanes'
-// kPartLoads loads. A longer segment goes to the block, whose rounds take 8 times as many parts.
-constexpr std::int64_t kWarpParts = 32 * kPartLoads;
-
-// Kernel 2, a warp per tile: warp w of block b looks at tile t = 8b + w, and when a segment longer than
-// a tile begins there (starts[t] >= 0) adds its parts (slots[2t], then slots[2k + 1] for the later
-// tiles k it touches) into out[segment]. Up to kWarpParts parts the warp does it alone (parts_share,
-// then the shuffle tree); a segment with more is listed in the warp's entry and summed after the
-// barrier by the whole block, 8 times the parts per round (such a segment covers over 256 tiles, so at
-// most one begins in a block's 8). Most blocks find no long segment and leave after one barrier.
-template <typename Offsets>
-__global__ void __launch_bounds__(kBlock) sum_parts(Offsets offsets, std::int64_t tiles, const float* slots,
-                                                   const std::int64_t* starts, float* out) {
-  struct Listed {  // a segment of more than kWarpParts parts; parts = 0: none
-    std::int64_t tile, segment, parts;
-  };
-  __shared__ Listed listed[kWarps];
-
-  wait_for_prerequisite();  // sum_tiles' parts and starts
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const std::int64_t t = std::int64_t{blockIdx.x} * kWarps + warp;  // the same in every lane
-  Listed mine{t, -1, 0};
-  if (t < tiles) {
-    const std::int64_t s = starts[t];
-    if (s >= 0) {
-      const std::int64_t parts = (offsets[s + 1] - 1) / kTile - t + 1;  // tiles t .. last_tile
-      if (parts <= kWarpParts) {
-        const float sum = warp_sum(parts_share<32>(slots, t, parts, lane));
-        if (lane == 0) out[s] = sum;
-      } else {
-        mine = {t, s, parts};
-      }
-    }
-  }
-  if (lane == 0) listed[warp] = mine;
-  if (!__syncthreads_or(mine.parts > 0)) return;  // the same answer in every thread
-  for (int w = 0; w < kWarps; ++w) {
-    const Listed x = listed[w];
-    if (x.parts == 0) continue;
-    const float sum = block_sum(parts_share<kBlock>(slots, x.tile, x.parts, threadIdx.x));
-    if (threadIdx.x == 0) out[x.segment] = sum;
-    __syncthreads();  // block_sum's shared memory is reused by the next listed segment
+    count_in(out, s, slots, counters, t, (offsets[s + 1] - 1) / kTile - t + 1);
   }
 }
+
 
 // The fixed-size mode's short segments, L = 4 Vectors <= 32 on 16-byte aligned input: a thread per
 // segment, its L / 4 loads all issued before the first add. A warp's loads cover its 32 segments'
@@ -400,16 +387,17 @@ __global__ void __launch_bounds__(kBlock) sum_short_fixed(const float* in, std::
 
 std::int64_t tiles(std::int64_t n) { return n > 0 ? reduce::ceil_div(n, kTile) : 1; }
 
-// Scratch for the tiled kernels: starts[tiles] and tile_first[tiles + 1] (64-bit, first for their
-// alignment), then slots[2 tiles].
+// Scratch for the tiled kernels: tile_first[tiles + 1] (64-bit, first for its alignment), slots[2 tiles],
+// then counters[tiles] (zero before a launch, zero again after it: count_in).
 struct TileScratch {
-  std::int64_t* starts;
   std::int64_t* tile_first;
   float* slots;
+  unsigned* counters;
 };
 TileScratch tile_scratch(void* data, std::int64_t n) {
-  auto* const starts = static_cast<std::int64_t*>(data);
-  return {starts, starts + tiles(n), reinterpret_cast<float*>(starts + 2 * tiles(n) + 1)};
+  auto* const tile_first = static_cast<std::int64_t*>(data);
+  auto* const slots = reinterpret_cast<float*>(tile_first + tiles(n) + 1);
+  return {tile_first, slots, reinterpret_cast<unsigned*>(slots + 2 * tiles(n))};
 }
 
 // Whether this process's GPU is sm_90 or newer, where a kernel may be launched early. Asked once, as
@@ -444,7 +432,7 @@ cudaError_t launch_dependent(void (*kernel)(Params...), unsigned grid, cudaStrea
   return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
 }
 
-// Kernel 0 (with loaded offsets, where search_first), then kernels 1 and 2.
+// Kernel 0 (with loaded offsets, where search_first), then kernel 1.
 template <typename Offsets>
 cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::int64_t segments, float* out,
                          reduce::Scratch scratch, cudaStream_t stream, bool search_first = false) {
@@ -460,12 +448,9 @@ cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::
       CUDA_TRY(cudaGetLastError());
     }
   }
-  CUDA_TRY(launch_dependent(sum_tiles<Offsets>, static_cast<unsigned>(grid), stream, search_first, in, n, offsets,
-                            segments, search_first ? at.tile_first : static_cast<const std::int64_t*>(nullptr), out,
-                            at.slots, at.starts));
-  return launch_dependent(sum_parts<Offsets>, static_cast<unsigned>(reduce::ceil_div(grid, kWarps)), stream, true,
-                          offsets, grid, static_cast<const float*>(at.slots), static_cast<const std::int64_t*>(at.starts),
-                          out);
+  return launch_dependent(sum_tiles<Offsets>, static_cast<unsigned>(grid), stream, search_first, in, n, offsets,
+                          segments, search_first ? at.tile_first : static_cast<const std::int64_t*>(nullptr), out,
+                          at.slots, at.counters);
 }
 
 template <int Vectors>
@@ -479,7 +464,8 @@ cudaError_t launch_short_fixed(const float* in, std::int64_t segments, float* ou
 }  // namespace
 
 std::size_t scratch_bytes(std::int64_t n) {
-  return static_cast<std::size_t>(tiles(n)) * (2 * sizeof(float) + 2 * sizeof(std::int64_t)) + sizeof(std::int64_t);
+  return static_cast<std::size_t>(tiles(n)) * (sizeof(std::int64_t) + 2 * sizeof(float) + sizeof(unsigned)) +
+         sizeof(std::int64_t);
 }
 
 bool search_in_kernel(std::int64_t n, std::int64_t segments, Search search) {

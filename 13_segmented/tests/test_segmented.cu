@@ -49,6 +49,7 @@ struct Case {
     reduce::DeviceBuffer<unsigned char> scratch(who == Who::cub     ? seg::cub_scratch_bytes(s)
                                                 : who == Who::cub35 ? seg::cub35::scratch_bytes(s, fixed)
                                                                     : seg::scratch_bytes(n));
+    if (scratch.bytes() > 0) CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));  // the suite's launchers need it zeroed
     reduce::DeviceBuffer<float> out(s);
     std::vector<float> first(s), again(s);
     for (int r = 0; r < runs; ++r) {
@@ -124,6 +125,7 @@ TEST_P(BothSearches, GiveTheSameBits) {
   const seg::Search searches[2] = {seg::Search::kernel, seg::Search::block};
   for (int k = 0; k < 2; ++k) {
     reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes(n));
+    CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));
     reduce::DeviceBuffer<float> out(s);
     CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
     CUDA_CHECK(seg::launch(c.in.get(), n, c.d_offsets.get(), s, out.get(), {scratch.get(), scratch.bytes()}, nullptr,
@@ -301,6 +303,7 @@ TEST(Segmented, FixedSizeMisalignedInput) {
   for (std::int64_t len : {1, 16, 1000}) {
     const std::int64_t m = n - 1, s = m / len;
     reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes(m));
+    CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));
     reduce::DeviceBuffer<float> out(s);
     CUDA_CHECK(seg::launch_fixed(in.get() + 1, m, len, s, out.get(), {scratch.get(), scratch.bytes()}, nullptr));
     std::vector<float> got(s);
