@@ -59,7 +59,8 @@ constexpr int kPrefetch = 4096;               // floats of a tile asked of L2 at
 // room for eight float4 loads in flight and the thread tier's 16-byte copies with no spills. Bytes in
 // flight beat blocks here: 6 blocks of 40 registers with four loads each streamed 2-5% slower, and 5
 // blocks of 48 registers 0.2-1.2% slower than 4 on every distribution but uniform32 (1.1% faster
-// there; 13's README, "The last change"). Every GPU since sm_75 holds 4 blocks of 256 threads.
+// there; 13's README, "The change before: 16-byte copies"). Every GPU since sm_75 holds 4 blocks of
+// 256 threads.
 constexpr int kTileBlocksPerSm = 4;
 constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that can begin in one tile
 // Batches with a segment longer than kThreadMax that can begin in one tile: such segments begin at
