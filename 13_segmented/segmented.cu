@@ -368,7 +368,6 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   }
 }
 
-
 // The fixed-size mode's short segments, L = 4 Vectors <= 32 on 16-byte aligned input: a thread per
 // segment, its L / 4 loads all issued before the first add. A warp's loads cover its 32 segments'
 // 32 L floats whole, so L1 serves the halves of the sectors that one load leaves to the next.
