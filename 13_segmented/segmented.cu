@@ -20,7 +20,8 @@
 //                            every run.
 // Which segments a tile owns needs no classification pass: a warp-wide 32-ary search of the offsets
 // finds the first segment that begins in each tile, in a first, small kernel for all tiles at once
-// where the segments outnumber the tiles, else in each block at its start (seg::Search).
+// where the segments outnumber the tiles, else in each block at its start (seg::Search); where they are
+// at most 2048, the block loads every offset at once and counts, one round instead of two or three.
 // Block t then walks its batches of 32 segments: warp w takes batches w, w + 8, ..., sums each batch of
 // tiny segments itself and lists the others, which all warps then share. Before anything else it asks
 // L2 for its tile's first 16 KB (prefetch), so that DRAM is busy while the block finds its segments.
@@ -155,6 +156,40 @@ __device__ std::int64_t warp_lower_bound(const Offsets& offsets, std::int64_t lo
   return lo + __popc(__ballot_sync(kFullMask, p < hi && offsets[p] < x));
 }
 
+// Where the offsets are few (segments <= kBlockProbes), the block finds both of its tile's bounds in one
+// round instead of a warp's two or three: every thread loads its kProbes offsets, offsets[j] for
+// j = threadIdx.x + k kBlock (each load a warp's 32 consecutive ones), all in flight at once, and each
+// warp counts with ballots how many of them are below x0 and below x1. The offsets are non-decreasing,
+// so the counts, summed over the warps, are the two lower bounds (block_bounds, after a barrier).
+constexpr int kProbes = 8;
+constexpr std::int64_t kBlockProbes = std::int64_t{kBlock} * kProbes;
+template <typename Offsets>
+__device__ void count_below(const Offsets& offsets, std::int64_t segments, std::int64_t x0, std::int64_t x1,
+                            int (*below)[kWarps]) {
+  std::int64_t v[kProbes];
+#pragma unroll
+  for (int k = 0; k < kProbes; ++k) {
+    const std::int64_t j = threadIdx.x + std::int64_t{k} * kBlock;
+    v[k] = j < segments ? offsets[j] : INT64_MAX;
+  }
+  int c0 = 0, c1 = 0;
+#pragma unroll
+  for (int k = 0; k < kProbes; ++k) {
+    c0 += __popc(__ballot_sync(kFullMask, v[k] < x0));
+    c1 += __popc(__ballot_sync(kFullMask, v[k] < x1));
+  }
+  if (threadIdx.x % 32 == 0) {
+    below[0][threadIdx.x / 32] = c0;
+    below[1][threadIdx.x / 32] = c1;
+  }
+}
+__device__ std::int64_t block_bound(const int* below) {
+  std::int64_t sum = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) sum += below[w];
+  return sum;
+}
+
 // Kernel 0, one warp per tile boundary: tile_first[t] = the first segment that begins at or after
 // float tC (C = kTile) for t = 0 .. tiles - 1, and tile_first[tiles] = segments (the last tile also owns
 // the empty segments that begin at n). All the tiles' searches run at once, so the summing kernel
@@ -250,6 +285,7 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
                                                    const std::int64_t* tile_first, float* out, float* slots,
                                                    unsigned* counters) {
   __shared__ std::int64_t bounds[2];                        // segments beginning in the tile: [bounds[0], bounds[1])
+  __shared__ int below[2][kWarps];                          // or, with few offsets, each warp's share of them
   __shared__ std::int64_t block_tier[kMaxBlockSegments];    // segments this block sums as a whole
   __shared__ int block_tier_count;
   __shared__ std::int64_t long_start;                       // the segment longer than a tile that begins here, or -1
@@ -265,8 +301,11 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   if (const std::int64_t i = tile_begin + 32 * threadIdx.x; threadIdx.x < kPrefetch / 32 && i < n)
     asm volatile("prefetch.L2 [%0];" ::"l"(in + i));  // a generic address: the PTX form without a state space
   wait_for_prerequisite();  // find_tile_starts' answers (or, launched plainly, nothing to wait for)
+  const bool probe_all = !tile_first && Offsets::kSearchFirst && segments <= kBlockProbes;
   if (tile_first) {
     if (threadIdx.x < 2) bounds[threadIdx.x] = tile_first[t + threadIdx.x];
+  } else if (probe_all) {
+    count_below(offsets, segments, tile_begin, last_tile ? INT64_MAX : tile_end, below);
   } else if (warp == 0) {
     const std::int64_t s = warp_lower_bound(offsets, 0, segments, tile_begin);
     if (lane == 0) bounds[0] = s;
@@ -280,7 +319,8 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
     mixed_count = 0;
   }
   __syncthreads();
-  const std::int64_t first = bounds[0], last = bounds[1];
+  const std::int64_t first = probe_all ? block_bound(below[0]) : bounds[0];
+  const std::int64_t last = probe_all ? block_bound(below[1]) : bounds[1];
 
   // Batches of 32 consecutive segments, batch b to warp b % kWarps. A batch of segments no longer than
   // kThreadMax is that warp's whole (the thread tier); any other is listed for all warps (below). The
