@@ -296,21 +296,12 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t t = blockIdx.x, tile_begin = t * kTile, tile_end = tile_begin + kTile;
   const bool last_tile = t == gridDim.x - 1;
-  const bool probe_all = !tile_first && Offsets::kSearchFirst && segments <= kBlockProbes;
-  // Few offsets (so most tiles lie inside one segment) and 16-byte aligned input: the tile's first round
-  // of loads is issued now, before the block knows its segments, and kept if one segment covers the
-  // whole tile (below). Otherwise the tile's first kPrefetch floats are asked of L2, one 128-byte line
-  // per thread: on their way from DRAM while the block finds its segments, its first loads of them hit L2.
-  const bool speculate = probe_all && !last_tile && reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
-  const float4* tile4 = reinterpret_cast<const float4*>(in + tile_begin);
-  float4 early[kLoadsInFlight];
-  if (speculate) {
-#pragma unroll
-    for (int k = 0; k < kLoadsInFlight; ++k) early[k] = tile4[k * kBlock + threadIdx.x];
-  } else if (const std::int64_t i = tile_begin + 32 * threadIdx.x; threadIdx.x < kPrefetch / 32 && i < n) {
+  // The tile's first kPrefetch floats asked of L2 now, one 128-byte line per thread: they are on their
+  // way from DRAM while the block finds its segments, and its first loads of them hit L2.
+  if (const std::int64_t i = tile_begin + 32 * threadIdx.x; threadIdx.x < kPrefetch / 32 && i < n)
     asm volatile("prefetch.L2 [%0];" ::"l"(in + i));  // a generic address: the PTX form without a state space
-  }
   wait_for_prerequisite();  // find_tile_starts' answers (or, launched plainly, nothing to wait for)
+  const bool probe_all = !tile_first && Offsets::kSearchFirst && segments <= kBlockProbes;
   if (tile_first) {
     if (threadIdx.x < 2) bounds[threadIdx.x] = tile_first[t + threadIdx.x];
   } else if (probe_all) {
@@ -330,37 +321,6 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   __syncthreads();
   const std::int64_t first = probe_all ? block_bound(below[0]) : bounds[0];
   const std::int64_t last = probe_all ? block_bound(below[1]) : bounds[1];
-
-  // One segment c covers the whole tile: it began in an earlier tile (none begins here), or it begins at
-  // the tile's first float and is the only one that begins here. Its part is the whole tile, summed in
-  // range_share's order from the loads above on (the same bits as the paths below), and the block is done.
-  if (speculate) {
-    std::int64_t c = -1;
-    if (first == last && first > 0 && (first < segments || offsets[segments] >= tile_end)) c = first - 1;
-    else if (last == first + 1 && offsets[first] == tile_begin && offsets[last] >= tile_end) c = first;
-    if (c >= 0) {
-      float sum = 0.0f;
-#pragma unroll
-      for (int k = 0; k < kLoadsInFlight; ++k) sum += (early[k].x + early[k].y) + (early[k].z + early[k].w);
-      for (int base = kBlock * kLoadsInFlight; base < kTile / 4; base += kBlock * kLoadsInFlight) {
-        float4 x[kLoadsInFlight];
-#pragma unroll
-        for (int k = 0; k < kLoadsInFlight; ++k) x[k] = tile4[base + k * kBlock + threadIdx.x];
-#pragma unroll
-        for (int k = 0; k < kLoadsInFlight; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);
-      }
-      const float part = block_sum(sum);
-      const std::int64_t a = offsets[c], e = offsets[c + 1];
-      if (e - a == kTile) {  // exactly this tile: the block tier's segment
-        if (threadIdx.x == 0) out[c] = part;
-        return;
-      }
-      if (threadIdx.x == 0) slots[a < tile_begin ? 2 * t + 1 : 2 * t] = part;
-      const std::int64_t ts = a / kTile;
-      count_in(out, c, slots, counters, ts, (e - 1) / kTile - ts + 1);
-      return;
-    }
-  }
 
   // Batches of 32 consecutive segments, batch b to warp b % kWarps. A batch of segments no longer than
   // kThreadMax is that warp's whole (the thread tier); any other is listed for all warps (below). The
