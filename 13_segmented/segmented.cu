@@ -160,9 +160,9 @@ __device__ std::int64_t warp_lower_bound(const Offsets& offsets, std::int64_t lo
 // round instead of a warp's two or three: every thread loads its kProbes offsets, offsets[j] for
 // j = threadIdx.x + k kBlock (each load a warp's 32 consecutive ones), all in flight at once, and each
 // warp counts with ballots how many of them are below x0 and below x1. The offsets are non-decreasing,
-// so the counts, summed over the warps, are the two lower bounds (block_bounds, after a barrier).
-constexpr int kProbes = 8;
-constexpr std::int64_t kBlockProbes = std::int64_t{kBlock} * kProbes;
+// so the counts, summed over the warps, are the two lower bounds (block_bound, after a barrier).
+constexpr int kProbes = static_cast<int>(kBlockProbes / kBlock);  // 8
+static_assert(kBlockProbes % kBlock == 0, "the block probes a whole number of offsets per thread");
 template <typename Offsets>
 __device__ void count_below(const Offsets& offsets, std::int64_t segments, std::int64_t x0, std::int64_t x1,
                             int (*below)[kWarps]) {

@@ -116,11 +116,9 @@ INSTANTIATE_TEST_SUITE_P(
 // only finds where each tile's segments begin.
 class BothSearches : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(BothSearches, GiveTheSameBits) {
-  SKIP_WITHOUT_GPU();
-  const std::int64_t n = (std::int64_t{1} << 22) + 3;
-  const Case c(n, seg::make_offsets(GetParam(), n, 7), Pattern::mixed);
-  const std::int64_t s = c.segments();
+// The tiles' search in its own kernel, then in the blocks: both outputs correct, and the same bits.
+void expect_both_searches_agree(const Case& c, Pattern p) {
+  const std::int64_t n = static_cast<std::int64_t>(c.host.size()), s = c.segments();
   std::vector<float> outs[2];
   const seg::Search searches[2] = {seg::Search::kernel, seg::Search::block};
   for (int k = 0; k < 2; ++k) {
@@ -132,10 +130,42 @@ TEST_P(BothSearches, GiveTheSameBits) {
                            searches[k]));
     outs[k].resize(s);
     CUDA_CHECK(cudaMemcpy(outs[k].data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
-    const seg::SegmentsCheck check = seg::check_segments(c.host.data(), c.offsets, outs[k].data(), Pattern::mixed);
-    EXPECT_EQ(check.wrong, 0) << (k == 0 ? "kernel" : "block") << ": first wrong segment " << check.first_wrong;
+    const seg::SegmentsCheck check = seg::check_segments(c.host.data(), c.offsets, outs[k].data(), p);
+    EXPECT_EQ(check.wrong, 0) << (k == 0 ? "kernel" : "block") << ": first wrong segment " << check.first_wrong
+                              << " of " << s;
   }
-  EXPECT_EQ(std::memcmp(outs[0].data(), outs[1].data(), s * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(outs[0].data(), outs[1].data(), s * sizeof(float)), 0) << s << " segments";
+}
+
+TEST_P(BothSearches, GiveTheSameBits) {
+  SKIP_WITHOUT_GPU();
+  const std::int64_t n = (std::int64_t{1} << 22) + 3;
+  expect_both_searches_agree(Case(n, seg::make_offsets(GetParam(), n, 7), Pattern::mixed), Pattern::mixed);
+}
+
+// The blocks' two ways of searching meet at kBlockProbes offsets (all loaded at once up to it, round by
+// round past it): segments one below, at and one above it, over 40 tiles, with what a count of
+// offsets below a bound could get wrong: the first floats and the last in no segment, empty segments
+// at a tile boundary and in the last tile, a segment ending on a tile boundary, one over several tiles.
+TEST(BothSearches, AroundTheBlockProbesLimit) {
+  SKIP_WITHOUT_GPU();
+  const std::int64_t t = seg::kTile, n = 40 * t + 5;
+  for (const std::int64_t s : {seg::kBlockProbes - 1, seg::kBlockProbes, seg::kBlockProbes + 1}) {
+    Offsets o{3};
+    for (std::int64_t k = 0; k < s; ++k) {
+      const std::int64_t at = o.back();
+      std::int64_t len = k % 7 == 0 ? 0 : (k * 2654435761) % 997 + 1;    // empty ones, and 1..997 floats
+      if (k == 300) len = (at / t + 1) * t - at;                            // ends on a tile boundary...
+      if (k == 301 || k == 302) len = 0;                                    // ...where two empty ones begin
+      if (k == 303) len = 3 * t + 1;                                        // over several tiles
+      if (k == s - 2) len = n - 2 - at;                                     // into the last tile...
+      if (k == s - 1) len = 0;                                              // ...where an empty one begins
+      o.push_back(at + len);
+    }
+    ASSERT_EQ(o.back(), n - 2) << s << " segments";  // the last 2 floats in no segment
+    SCOPED_TRACE(std::to_string(s) + " segments");
+    expect_both_searches_agree(Case(n, o, Pattern::integers), Pattern::integers);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Distributions, BothSearches,
