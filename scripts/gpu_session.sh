@@ -26,7 +26,9 @@
 #                    the measure.args lines (NAME,NAME; default all)              -> ab/
 #   env: JOBS (default 16), TEST_JOBS (ctest -j, default 4), SWEEP_RANGE, SANITIZER_JOBS, DEADLINE
 #        (seconds: parts past it are skipped or stopped, so that the archive is still written inside a
-#        device call's limit), REDUCE_COMMIT (names the commit where .git is absent)
+#        device call's limit), REDUCE_COMMIT (names the commit where .git is absent or may lag the tree,
+#        as a device's copy can: give it), GPU_NAME (text the GPU's name must hold, e.g. H200: on any
+#        other GPU nothing is built or run, for a call that asked for one kind and may be given another)
 #   Where the parts' files belong in the repository (README.md's Layout): table/, sweep/ (or the parts
 #   joined by scripts/merge_sweep), profile.*, ablation.*, variants.*, sass/ -> results/<gpu>/progression/;
 #   <step>/ (and <step>/profile/) -> results/<gpu>/<step>/; the calls' summary.txt files, one after
@@ -34,7 +36,7 @@
 #   bits/check.txt: this GPU against the committed bits (exit 1 on a difference), nothing to copy; on
 #   several GPUs topo.txt -> results/<gpu>_x<N>/14_multi_gpu/; ab/ -> results/<gpu>/<step>/variants/.
 #   PERF_NOTES.md ("Regenerating ...") has the calls.
-# Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU.
+# Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU, or not the GPU_NAME asked for.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage="usage: PARTS=\"...\" scripts/gpu_session.sh OUT [build-dir]"
@@ -59,6 +61,10 @@ done
   { echo "gpu_session: SANITIZER_JOBS '${SANITIZER_JOBS}': expected a positive number" >&2; exit 2; }
 mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || { echo "gpu_session: cannot write into $out" >&2; exit 2; }
 nvidia-smi -L >/dev/null 2>&1 || { echo "gpu_session: no GPU visible (nvidia-smi -L failed)" >&2; exit 77; }
+if [ -n "${GPU_NAME:-}" ] && ! nvidia-smi -L | grep -qF -- "$GPU_NAME"; then
+  echo "gpu_session: GPU_NAME=$GPU_NAME, but this machine has: $(nvidia-smi -L | head -n 1)" >&2
+  exit 77
+fi
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 export REDUCE_COMMIT=${REDUCE_COMMIT:-$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
 work=$out/work

@@ -108,7 +108,7 @@ def make_unwritable(case, path):
 # The environment variables the scripts read as settings: a test sets the ones it means.
 SCRIPT_SETTINGS = ("FAKE_GPU", "PARTS", "SWEEP_RANGE", "DEADLINE", "JOBS", "TEST_JOBS", "TESTS_REGEX",
                    "TESTS_EXCLUDE", "SANITIZER_JOBS", "CHECKS", "PERF_SETS", "BEYOND", "LAUNCHES", "LOG_DIR",
-                   "AB_VARIANTS", "AB_STEP", "AB_ROUNDS", "AB_ITERS")
+                   "AB_VARIANTS", "AB_STEP", "AB_ROUNDS", "AB_ITERS", "AB_ONLY", "GPU_NAME")
 
 
 class ScriptCase(unittest.TestCase):
@@ -796,6 +796,17 @@ class AB(ScriptCase):
         self.run_script(["bash", SCRIPTS / "gpu_session.sh", out], 77,
                         {"PARTS": "ab", "AB_VARIANTS": "a=x.patch", "PATH": self.tool_path()})
         self.assertIn("AB_VARIANTS", self.run_script(["bash", SCRIPTS / "gpu_session.sh", "--help"], 0).stdout)
+
+    def test_gpu_name_not_this_machines(self):
+        """GPU_NAME that the GPU's name does not hold: exit 77 naming both, before anything is built."""
+        folder = self.tmp()
+        write_exe(folder / "nvidia-smi", "#!/bin/sh\necho 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)'\n")
+        out = self.tmp() / "out"
+        proc = self.run_script(["bash", SCRIPTS / "gpu_session.sh", out], 77,
+                               {"PARTS": "table", "GPU_NAME": "H200", "PATH": f"{folder}:{self.tool_path()}"},
+                               contains="GPU_NAME=H200")
+        self.assertIn("NVIDIA H100 80GB HBM3", proc.stderr)
+        self.assertFalse((out / "work").exists())
 
     def test_a_patch_that_does_not_apply_then_no_gpu(self):
         good, bad = self.patches()
