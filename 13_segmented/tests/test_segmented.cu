@@ -145,27 +145,29 @@ TEST_P(BothSearches, GiveTheSameBits) {
 
 // The blocks' two ways of searching meet at kBlockProbes offsets (all loaded at once up to it, round by
 // round past it): segments one below, at and one above it, over 40 tiles, with what a count of
-// offsets below a bound could get wrong: the first floats and the last in no segment, empty segments
-// at a tile boundary and in the last tile, a segment ending on a tile boundary, one over several tiles.
+// offsets below a bound could get wrong: the first floats and the last in no segment (2 floats, or
+// the last 3 tiles and more, whose first float is past offsets[S]), empty segments at a tile boundary
+// and in the last tile, a segment ending on a tile boundary, one over several tiles.
 TEST(BothSearches, AroundTheBlockProbesLimit) {
   SKIP_WITHOUT_GPU();
   const std::int64_t t = seg::kTile, n = 40 * t + 5;
-  for (const std::int64_t s : {seg::kBlockProbes - 1, seg::kBlockProbes, seg::kBlockProbes + 1}) {
-    Offsets o{3};
-    for (std::int64_t k = 0; k < s; ++k) {
-      const std::int64_t at = o.back();
-      std::int64_t len = k % 7 == 0 ? 0 : (k * 2654435761) % 997 + 1;    // empty ones, and 1..997 floats
-      if (k == 300) len = (at / t + 1) * t - at;                            // ends on a tile boundary...
-      if (k == 301 || k == 302) len = 0;                                    // ...where two empty ones begin
-      if (k == 303) len = 3 * t + 1;                                        // over several tiles
-      if (k == s - 2) len = n - 2 - at;                                     // into the last tile...
-      if (k == s - 1) len = 0;                                              // ...where an empty one begins
-      o.push_back(at + len);
+  for (const std::int64_t s : {seg::kBlockProbes - 1, seg::kBlockProbes, seg::kBlockProbes + 1})
+    for (const std::int64_t uncovered : {std::int64_t{2}, 3 * t + 2}) {
+      Offsets o{3};
+      for (std::int64_t k = 0; k < s; ++k) {
+        const std::int64_t at = o.back();
+        std::int64_t len = k % 7 == 0 ? 0 : (k * 2654435761) % 997 + 1;  // empty ones, and 1..997 floats
+        if (k == 300) len = (at / t + 1) * t - at;                          // ends on a tile boundary...
+        if (k == 301 || k == 302) len = 0;                                  // ...where two empty ones begin
+        if (k == 303) len = 3 * t + 1;                                      // over several tiles
+        if (k == s - 2) len = n - uncovered - at;                           // up to the uncovered floats...
+        if (k == s - 1) len = 0;                                            // ...where an empty one begins
+        o.push_back(at + len);
+      }
+      ASSERT_EQ(o.back(), n - uncovered) << s << " segments";
+      SCOPED_TRACE(std::to_string(s) + " segments, the last " + std::to_string(uncovered) + " floats in none");
+      expect_both_searches_agree(Case(n, o, Pattern::integers), Pattern::integers);
     }
-    ASSERT_EQ(o.back(), n - 2) << s << " segments";  // the last 2 floats in no segment
-    SCOPED_TRACE(std::to_string(s) + " segments");
-    expect_both_searches_agree(Case(n, o, Pattern::integers), Pattern::integers);
-  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Distributions, BothSearches,
