@@ -21,8 +21,7 @@
 // Which segments a tile owns needs no classification pass: a warp-wide 32-ary search of the offsets
 // finds the first segment that begins in each tile, in a first, small kernel for all tiles at once
 // where the segments outnumber the tiles, else in each block at its start (seg::Search); where they are
-// at most 2048, the block loads every offset at once and counts, one round instead of two or three,
-// and keeps the two offsets around its tile's first float from that round.
+// at most 2048, the block loads every offset at once and counts, one round instead of two or three.
 // Block t then walks its batches of 32 segments: warp w takes batches w, w + 8, ..., sums each batch of
 // tiny segments itself and lists the others, which all warps then share. Before anything else it asks
 // L2 for its tile's first 16 KB (prefetch), so that DRAM is busy while the block finds its segments.
@@ -162,42 +161,26 @@ __device__ std::int64_t warp_lower_bound(const Offsets& offsets, std::int64_t lo
 // j = threadIdx.x + k kBlock (each load a warp's 32 consecutive ones), all in flight at once, and each
 // warp counts with ballots how many of them are below x0 and below x1. The offsets are non-decreasing,
 // so the counts, summed over the warps, are the two lower bounds (block_bound, after a barrier).
-// The same round keeps the two offsets around x0, which the tile's first float needs (is it in a long
-// segment that began in an earlier tile?): the largest offset below x0 is offsets[first - 1], the
-// smallest at or above it offsets[first] (offsets[segments], which thread 0 loads beside its probes,
-// where none is). Without them, that question would be one more trip to L2 after the barrier.
 constexpr int kProbes = static_cast<int>(kBlockProbes / kBlock);  // 8
 static_assert(kBlockProbes % kBlock == 0, "the block probes a whole number of offsets per thread");
-struct Around {  // no member defaults: it is declared __shared__
-  std::int64_t below, at_or_above;  // offsets[first - 1] and offsets[first]
-};
-constexpr Around kNowhere = {INT64_MIN, INT64_MAX};  // nothing seen yet
-__device__ Around nearer(const Around& a, const Around& b) {
-  return {a.below > b.below ? a.below : b.below, a.at_or_above < b.at_or_above ? a.at_or_above : b.at_or_above};
-}
 template <typename Offsets>
 __device__ void count_below(const Offsets& offsets, std::int64_t segments, std::int64_t x0, std::int64_t x1,
-                            int (*below)[kWarps], Around* around) {
+                            int (*below)[kWarps]) {
   std::int64_t v[kProbes];
 #pragma unroll
   for (int k = 0; k < kProbes; ++k) {
     const std::int64_t j = threadIdx.x + std::int64_t{k} * kBlock;
     v[k] = j < segments ? offsets[j] : INT64_MAX;
   }
-  Around near = kNowhere;
-  if (threadIdx.x == 0) near.at_or_above = offsets[segments];  // at or above every other offset
   int c0 = 0, c1 = 0;
 #pragma unroll
   for (int k = 0; k < kProbes; ++k) {
     c0 += __popc(__ballot_sync(kFullMask, v[k] < x0));
     c1 += __popc(__ballot_sync(kFullMask, v[k] < x1));
-    near = nearer(near, v[k] < x0 ? Around{v[k], INT64_MAX} : Around{INT64_MIN, v[k]});
   }
-  near = reduce::agent::warp_reduce(near, [](const Around& a, const Around& b) { return nearer(a, b); });
   if (threadIdx.x % 32 == 0) {
     below[0][threadIdx.x / 32] = c0;
     below[1][threadIdx.x / 32] = c1;
-    around[threadIdx.x / 32] = near;
   }
 }
 __device__ std::int64_t block_bound(const int* below) {
@@ -205,12 +188,6 @@ __device__ std::int64_t block_bound(const int* below) {
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) sum += below[w];
   return sum;
-}
-__device__ Around block_around(const Around* around) {
-  Around near = kNowhere;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) near = nearer(near, around[w]);
-  return near;
 }
 
 // Kernel 0, one warp per tile boundary: tile_first[t] = the first segment that begins at or after
@@ -309,7 +286,6 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
                                                    unsigned* counters) {
   __shared__ std::int64_t bounds[2];                        // segments beginning in the tile: [bounds[0], bounds[1])
   __shared__ int below[2][kWarps];                          // or, with few offsets, each warp's share of them
-  __shared__ Around around[kWarps];                         // and the offsets around tile_begin it saw
   __shared__ std::int64_t block_tier[kMaxBlockSegments];    // segments this block sums as a whole
   __shared__ int block_tier_count;
   __shared__ std::int64_t long_start;                       // the segment longer than a tile that begins here, or -1
@@ -329,7 +305,7 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   if (tile_first) {
     if (threadIdx.x < 2) bounds[threadIdx.x] = tile_first[t + threadIdx.x];
   } else if (probe_all) {
-    count_below(offsets, segments, tile_begin, last_tile ? INT64_MAX : tile_end, below, around);
+    count_below(offsets, segments, tile_begin, last_tile ? INT64_MAX : tile_end, below);
   } else if (warp == 0) {
     const std::int64_t s = warp_lower_bound(offsets, 0, segments, tile_begin);
     if (lane == 0) bounds[0] = s;
@@ -416,10 +392,8 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   }
 
   // Several blocks: this tile's parts of the segments longer than a tile.
-  const Around near = probe_all ? block_around(around) : kNowhere;  // found by the search, or loaded now:
-  const std::int64_t e = first == 0 ? 0 : probe_all ? near.at_or_above : offsets[first];
-  if (first > 0 && e > tile_begin) {  // segment first - 1 covers the tile's first float
-    const std::int64_t a = probe_all ? near.below : offsets[first - 1];
+  if (first > 0 && offsets[first] > tile_begin) {  // segment first - 1 covers the tile's first float
+    const std::int64_t a = offsets[first - 1], e = offsets[first];
     if (e - a > kTile) {
       const float part = block_sum(range_share<kBlock>(in, tile_begin, e < tile_end ? e : tile_end, threadIdx.x));
       if (threadIdx.x == 0) slots[2 * t + 1] = part;

@@ -37,8 +37,7 @@ std::size_t scratch_bytes(std::int64_t n);
 // offsets stay in L2 and the blocks' searches mostly overlap their first loads, costing less than a
 // launch of their own; many offsets make each block's search a chain of trips to DRAM (13's README,
 // "The tiles' search in the blocks", has the A/B). A block that searches at most kBlockProbes offsets
-// loads them all at once and counts (one trip to L2, which also brings the two offsets around its
-// tile's first float); more, it narrows the range round by round.
+// loads them all at once and counts (one trip to L2); more, it narrows the range round by round.
 enum class Search { automatic, kernel, block };
 constexpr std::int64_t kBlockProbes = 2048;
 bool search_in_kernel(std::int64_t n, std::int64_t segments, Search search);  // what launch does
