@@ -150,7 +150,7 @@ void set_tiles(const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaStr
   for (int k : logs) {
     const std::int64_t vectors = (std::int64_t{1} << k) / 4;
     DeviceBuffer<float4> in(vectors);
-    DeviceBuffer<float> sink(vectors);
+    DeviceBuffer<float> sink(std::max<std::int64_t>(reduce::ceil_div(vectors, 128), 1));  // a float per block, at most
     CUDA_CHECK(cudaMemset(in.get(), 0, in.bytes()));
     std::printf("tiles n = 2^%d floats, GB/s, one tile per block; columns: float4 loads per thread 1 2 4 8 16\n", k);
     tiles_row<128>(in.get(), vectors, sink.get(), flusher, stream);
@@ -197,7 +197,7 @@ void set_chunks(const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaSt
   for (int k : logs) {
     const std::int64_t vectors = (std::int64_t{1} << k) / 4;
     DeviceBuffer<float4> in(vectors);
-    DeviceBuffer<float> sink(vectors);
+    DeviceBuffer<float> sink(std::max<std::int64_t>(reduce::ceil_div(vectors, 256 * 8), 1));  // a float per block, at most
     CUDA_CHECK(cudaMemset(in.get(), 0, in.bytes()));
     std::printf("chunks n = 2^%d floats, GB/s (median of 20 runs, %d rounds); columns: tiles of 32 KB per block, "
                 "1 2 4 8\n", k, kRounds);
