@@ -109,12 +109,12 @@ struct FixedOffsets {
 };
 
 // The share of in[a..b) of thread `rank` of `Threads` cooperating threads: the floats before the
-// first 16-byte boundary and after the last one one each, the body as float4s, kLoadsInFlight loads
+// first 16-byte boundary and after the last one, one each, the body as float4s, kLoadsInFlight loads
 // issued before the first add. Which thread adds what depends only on (a, b): deterministic.
-// The body is read with __ldcs (ld.global.cs, "cache streaming": its lines are the first that L1 and
-// L2 evict), since every float is read once and need not push out what is read again (the offsets).
-// Plain loads streamed 0.2-0.6% slower on the rows of mid and long segments (13's README, "The last
-// change").
+// The body is read with __ldcs (ld.global.cs, "cache streaming": L1 and L2 evict its lines first),
+// since every float is read once and need not push out what is read again (the offsets). Plain
+// loads streamed 0.1-0.6% slower on most rows of mid and long segments (13's README, "The last
+// change: cache-streaming loads", commit cf35498ff455).
 template <int Threads>
 __device__ float range_share(const float* in, std::int64_t a, std::int64_t b, int rank) {
   const std::int64_t len = b - a;
