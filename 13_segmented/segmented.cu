@@ -412,21 +412,48 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   }
 }
 
-// The fixed-size mode's short segments, L = 4 Vectors <= 32 on 16-byte aligned input: a thread per
-// segment, its L / 4 loads all issued before the first add. A warp's loads cover its 32 segments'
-// 32 L floats whole, so L1 serves the halves of the sectors that one load leaves to the next.
+// The fixed-size mode's short segments, L = 4 Vectors <= 32 on 16-byte aligned input, 32 segments to a
+// warp. Where Vectors is a power of two the warp reads its segments' 32 L floats in whole 512-byte
+// rows: load k gives lane l the float4 32 k + l of the warp's span, part of segment (32 k + l) / Vectors,
+// so each load fills 32 / Vectors groups of Vectors lanes, a segment each, and each group adds its
+// segment with log2(Vectors) shuffles. Every sector a load asks for is used whole by that load. Other
+// lengths (12, 20, 24, 28 floats) keep a segment to a thread, its L / 4 loads all issued before the first
+// add; a warp's loads then cover its segments' 32 L floats whole only together, and L1 must keep each
+// sector for the loads that read its other half.
 template <int Vectors>
 __global__ void __launch_bounds__(kBlock) sum_short_fixed(const float* in, std::int64_t segments, float* out) {
-  const std::int64_t s = std::int64_t{blockIdx.x} * kBlock + threadIdx.x;
-  if (s >= segments) return;
-  const float4* p = reinterpret_cast<const float4*>(in) + s * Vectors;
-  float4 x[Vectors];
+  if constexpr ((Vectors & (Vectors - 1)) == 0) {
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    const std::int64_t first = std::int64_t{blockIdx.x} * kBlock + threadIdx.x - lane;  // the warp's first segment
+    if (first >= segments) return;  // the whole warp: the shuffles below need every lane
+    const float4* p = reinterpret_cast<const float4*>(in) + first * Vectors;
+    const std::int64_t vectors = (segments - first) * Vectors;  // float4s from p to the last segment's end
+    float4 x[Vectors];
 #pragma unroll
-  for (int k = 0; k < Vectors; ++k) x[k] = p[k];
-  float sum = 0.0f;
+    for (int k = 0; k < Vectors; ++k) {
+      const std::int64_t v = 32 * k + lane;
+      x[k] = v < vectors ? p[v] : float4{0.0f, 0.0f, 0.0f, 0.0f};
+    }
 #pragma unroll
-  for (int k = 0; k < Vectors; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);
-  out[s] = sum;
+    for (int k = 0; k < Vectors; ++k) {
+      float sum = (x[k].x + x[k].y) + (x[k].z + x[k].w);
+#pragma unroll
+      for (int d = Vectors / 2; d > 0; d /= 2) sum += __shfl_xor_sync(kFullMask, sum, d);
+      const std::int64_t s = first + (32 * k + lane) / Vectors;
+      if (lane % Vectors == 0 && s < segments) out[s] = sum;
+    }
+  } else {
+    const std::int64_t s = std::int64_t{blockIdx.x} * kBlock + threadIdx.x;
+    if (s >= segments) return;
+    const float4* p = reinterpret_cast<const float4*>(in) + s * Vectors;
+    float4 x[Vectors];
+#pragma unroll
+    for (int k = 0; k < Vectors; ++k) x[k] = p[k];
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < Vectors; ++k) sum += (x[k].x + x[k].y) + (x[k].z + x[k].w);
+    out[s] = sum;
+  }
 }
 
 std::int64_t tiles(std::int64_t n) { return n > 0 ? reduce::ceil_div(n, kTile) : 1; }

@@ -310,7 +310,8 @@ TEST_P(FixedSize, MatchesTheReferenceAndCub) {
 std::vector<std::tuple<std::int64_t, std::int64_t>> fixed_size_cases() {
   std::vector<std::tuple<std::int64_t, std::int64_t>> cases;
   for (const std::int64_t n : {std::int64_t{1}, std::int64_t{1001}, std::int64_t{100003}, (std::int64_t{1} << 22) + 3})
-    for (const std::int64_t len : {std::int64_t{1}, std::int64_t{3}, std::int64_t{16}, std::int64_t{17}, std::int64_t{32},
+    for (const std::int64_t len : {std::int64_t{1}, std::int64_t{3}, std::int64_t{4}, std::int64_t{8}, std::int64_t{12},
+                                   std::int64_t{16}, std::int64_t{17}, std::int64_t{24}, std::int64_t{32},
                                    std::int64_t{1000}, std::int64_t{1024}, std::int64_t{seg::kTile - 1},
                                    std::int64_t{seg::kTile + 1}, std::int64_t{1} << 20})
       if (len <= n) cases.emplace_back(n, len);
