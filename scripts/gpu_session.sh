@@ -20,7 +20,7 @@
 #                    reproducible-mode lines only)                           -> <step>/
 #          ncu_beyond scripts/profile_beyond for every step of beyond.txt with a profile.args (BEYOND
 #                    narrows it)                                             -> <step>/profile/
-#          bits      15_reproducible_bits --check 15_reproducible/reproducible_bits.txt -> bits/check.txt
+#          bits      14_reproducible_bits --check 14_reproducible/reproducible_bits.txt -> bits/check.txt
 #          ab        scripts/ab: step AB_STEP (default 13) against each NAME=PATCH of AB_VARIANTS
 #                    (space-separated), AB_ROUNDS rounds (default 2), AB_ITERS iterations, AB_ONLY
 #                    the measure.args lines (NAME,NAME; default all)              -> ab/
@@ -34,7 +34,7 @@
 #   <step>/ (and <step>/profile/) -> results/<gpu>/<step>/; the calls' summary.txt files, one after
 #   another -> results/<gpu>/progression/gpu_check.txt (the one before moves to earlier/<its commit>/);
 #   bits/check.txt: this GPU against the committed bits (exit 1 on a difference), nothing to copy; on
-#   several GPUs topo.txt -> results/<gpu>_x<N>/14_multi_gpu/; ab/ -> results/<gpu>/<step>/variants/.
+#   several GPUs topo.txt -> results/<gpu>_x<N>/16_multi_gpu/; ab/ -> results/<gpu>/<step>/variants/.
 #   PERF_NOTES.md ("Regenerating ...") has the calls.
 # Exit codes: 0 every part passed; 1 a part failed; 2 bad usage; 77 no GPU, or not the GPU_NAME asked for.
 set -uo pipefail
@@ -86,7 +86,7 @@ part() {  # part NAME COMMAND...: runs it, logs to work/NAME.log, notes the exit
 }
 
 note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1); nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'); commit $REDUCE_COMMIT; $(date -u +%F)"
-# Several GPUs: how they are linked, beside 14's records (results/<gpu>_x<N>/14_multi_gpu/topo.txt).
+# Several GPUs: how they are linked, beside 14's records (results/<gpu>_x<N>/16_multi_gpu/topo.txt).
 # (nvidia-smi underlines the header with terminal escapes, even into a file: dropped.)
 [ "$(nvidia-smi -L | wc -l)" -gt 1 ] && nvidia-smi topo -m 2>&1 | sed 's/\x1b\[[0-9;]*m//g' >"$work/topo.txt"
 part build bash -c "cmake -S '$root' -B '$build' -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -132,8 +132,8 @@ if want ab; then
   part ab env CUDAARCHS=90 "$root/scripts/ab" "${AB_STEP:-13}" "$work/ab" "${ab_args[@]}" --rounds "${AB_ROUNDS:-2}" \
     ${AB_ITERS:+--iters "$AB_ITERS"} ${AB_ONLY:+--only "$AB_ONLY"}
 fi
-want bits && part bits bash -c "mkdir -p '$work/bits' && '$build/bin/15_reproducible_bits' \
-  --check '$root/15_reproducible/reproducible_bits.txt' | tee '$work/bits/check.txt'"
+want bits && part bits bash -c "mkdir -p '$work/bits' && '$build/bin/14_reproducible_bits' \
+  --check '$root/14_reproducible/reproducible_bits.txt' | tee '$work/bits/check.txt'"
 want tests && part tests bash -c "cd '$build' && ctest -j${TEST_JOBS:-4} --timeout 900 --output-junit junit.xml ${TESTS_REGEX:+-R '$TESTS_REGEX'} \
   ${TESTS_EXCLUDE:+-E '$TESTS_EXCLUDE'}; rc=\$?; cp junit.xml '$work/' 2>/dev/null; tail -n 40 Testing/Temporary/LastTest.log >/dev/null; exit \$rc"
 want tests && grep -E "tests passed|tests failed|Total Test time" "$work/tests.log" | tee -a "$summary"

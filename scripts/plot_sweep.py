@@ -156,7 +156,7 @@ def current_sweep(folder, steps):
 # --- the figures scripts/figures draws per GPU (results/<gpu>/figures/<name>.png) ---------------------
 
 # Name, what it needs ("table": table.json; "sweep": sweep.csv and sweep_meta.json; "ablation":
-# ablation.txt; "multi": 14_multi_gpu's records) and a caption for the READMEs ({k}: log2 of the
+# ablation.txt; "multi": 16_multi_gpu's records) and a caption for the READMEs ({k}: log2 of the
 # table's n). scripts/figures draws them; a README block that links them can take this list.
 GPU_FIGURES = [
     ("steps_bar", "table", "every step at n = 2^{k}: median GB/s, whiskers from the slowest to the fastest timed "
@@ -170,7 +170,7 @@ GPU_FIGURES = [
                              "n, whiskers from the five interleaved rounds"),
 ]
 MULTI_GPU_FIGURES = [("scaling", "multi", "step 14: aggregate GB/s and speedup over one GPU against n")]
-MULTI_GPU_STEP = "14_multi_gpu"  # results/<gpu>_x<N>/14_multi_gpu/: the records the "multi" figures read
+MULTI_GPU_STEP = "16_multi_gpu"  # results/<gpu>_x<N>/16_multi_gpu/: the records the "multi" figures read
 
 
 def is_several(name):

@@ -160,7 +160,7 @@ class CeilingShare(unittest.TestCase):
 def fixture(case, gpus=("h200", "h100"), names=("table.json", "sweep.csv", "sweep_meta.json", "ablation.txt"),
             several=True):
     """A results folder in the layout, from the committed data: <gpu>/progression/ with the files of
-    `names` that are committed, and h200_x2/14_multi_gpu/ when `several`."""
+    `names` that are committed, and h200_x2/16_multi_gpu/ when `several`."""
     root = tmp(case) / "results"
     for gpu in gpus:
         dst = root / gpu / "progression"
@@ -170,9 +170,9 @@ def fixture(case, gpus=("h200", "h100"), names=("table.json", "sweep.csv", "swee
             if src is not None:
                 shutil.copyfile(src, dst / name)
     if several:
-        src = suite.RESULTS / "h200_x2" / "14_multi_gpu"
+        src = suite.RESULTS / "h200_x2" / "16_multi_gpu"
         if (src / "sweep.jsonl").is_file():
-            dst = root / "h200_x2" / "14_multi_gpu"
+            dst = root / "h200_x2" / "16_multi_gpu"
             dst.mkdir(parents=True)
             for name in ("sweep.jsonl", "meta.json"):
                 shutil.copyfile(src / name, dst / name)
@@ -369,12 +369,12 @@ class Script(unittest.TestCase):
         results = fixture(self, gpus=(), several=True)
         if not (results / "h200_x2").is_dir():
             self.skipTest("no committed records of step 14 on several GPUs")
-        (results / "h200_x2" / "14_multi_gpu" / "meta.json").unlink()
+        (results / "h200_x2" / "16_multi_gpu" / "meta.json").unlink()
         proc = self.run_figures("--results", results, "--gpu", "h200_x2", "--out", tmp(self))
         self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertIn("h200_x2/14_multi_gpu/meta.json", proc.stderr)
-        (results / "h200_x2" / "14_multi_gpu" / "meta.json").write_text("{")
-        (results / "h200_x2" / "14_multi_gpu" / "sweep.jsonl").write_text("not json\n")
+        self.assertIn("h200_x2/16_multi_gpu/meta.json", proc.stderr)
+        (results / "h200_x2" / "16_multi_gpu" / "meta.json").write_text("{")
+        (results / "h200_x2" / "16_multi_gpu" / "sweep.jsonl").write_text("not json\n")
         proc = self.run_figures("--results", results, "--gpu", "h200_x2", "--out", tmp(self))
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
@@ -436,7 +436,7 @@ class Scaling(unittest.TestCase):
     """Step 14's records for scaling.png, as scripts/measure writes them (meta.json names the runs)."""
 
     def record(self, n, speedup, per_gpu=0):
-        return {"step": "14_multi_gpu", "mode": "single_process", "gpus": 2, "n": n, "n_per_gpu": per_gpu,
+        return {"step": "16_multi_gpu", "mode": "single_process", "gpus": 2, "n": n, "n_per_gpu": per_gpu,
                 "gbps": 1.0, "median_ms": 1.0, "device": "GPU X", "vs_single_gpu": speedup}
 
     def test_the_runs_meta_names_without_the_weak_ones(self):

@@ -411,8 +411,8 @@ TEST(ExtraOptions, ValuesFlagsAndTheStepsOwnDefaults) {
   EXPECT_NE(message({"--single-gpu=1"}).find("takes no value"), std::string::npos);
   EXPECT_NE(message({"--n", "4", "--n", "8"}).find("given twice"), std::string::npos);
   EXPECT_NE(message({"--block", "256"}).find("the library chooses"), std::string::npos);
-  const std::string u = reduce::usage("14_multi_gpu", "several GPUs", spec);
-  EXPECT_EQ(u.rfind("14_multi_gpu: several GPUs\n", 0), 0u) << u;
+  const std::string u = reduce::usage("16_multi_gpu", "several GPUs", spec);
+  EXPECT_EQ(u.rfind("16_multi_gpu: several GPUs\n", 0), 0u) << u;
   EXPECT_NE(u.find("[2^30]"), std::string::npos) << u;
   EXPECT_NE(u.find("--gpus N"), std::string::npos) << u;
   EXPECT_NE(u.find("refused here: the library chooses"), std::string::npos) << u;

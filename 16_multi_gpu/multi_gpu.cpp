@@ -1,0 +1,178 @@
+#include "multi_gpu.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <string_view>
+
+namespace multigpu {
+namespace {
+
+using reduce::UsageError;
+
+// "A:B" with 0 <= A <= B <= 36, or nullopt-like false.
+bool parse_sweep(std::string_view text, int* from, int* to) {
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos) return false;
+  auto small = [](std::string_view t, int* v) {
+    if (t.empty() || t[0] == '+' || t[0] == '-') return false;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), *v);
+    return ec == std::errc{} && end == t.data() + t.size() && *v >= 0 && *v <= 36;
+  };
+  return small(text.substr(0, colon), from) && small(text.substr(colon + 1), to) && *from <= *to;
+}
+
+}  // namespace
+
+Shard shard_of(std::int64_t n, int ranks, int rank) {
+  const std::int64_t begin = n * rank / ranks;
+  const std::int64_t end = n * (rank + 1) / ranks;
+  return Shard{begin, end - begin};
+}
+
+reduce::OptionSpec option_spec(bool mpi, int default_block) {
+  reduce::OptionSpec spec;
+  spec.summary = mpi ? "Sums n floats spread over N GPUs, one process per GPU under mpirun -np N"
+                     : "Sums n floats spread over N GPUs, all driven by this one process";
+  spec.default_n = kDefaultN;
+  spec.block = reduce::BlockRule::any(default_block);
+  spec.refused = {{"--device", mpi ? "rank r uses the r-th GPU of its machine" : "the step uses GPUs 0 .. N-1 (--gpus N)"}};
+  reduce::ExtraOption gpus{"--gpus", {}, mpi ? "GPUs, one per rank: must equal mpirun's -np when given"
+                                             : "GPUs 0 .. N-1 (every visible GPU when absent)", "N"};
+  gpus.check = reduce::integer_in(1, kMaxGpus);
+  reduce::ExtraOption per_gpu{"--per-gpu", {}, "--n (or each size of --sweep) counts floats per GPU (weak scaling)"};
+  per_gpu.flag = true;
+  reduce::ExtraOption sweep{"--sweep", {}, "n = 2^A ... 2^B in this one process, one record each (instead of --n)",
+                            "A:B"};
+  sweep.check = [](const std::string& v) -> std::string {
+    int a = 0, b = 0;
+    return parse_sweep(v, &a, &b) ? "" : "A:B with 0 <= A <= B <= 36";
+  };
+  reduce::ExtraOption single{"--single-gpu", {}, "also time step 10 alone on the first GPU over the whole array\n"
+                                                  "                   (the speedup's baseline; always when N = 1)"};
+  single.flag = true;
+  reduce::ExtraOption reproducible{"--reproducible", {}, "15's order over the ranks instead of step 10 per GPU: the same bits for any\n"
+                                                         "                   number of ranks (the ordinary mode's time is measured beside it)"};
+  reproducible.flag = true;
+  reduce::ExtraOption virtual_ranks{"--virtual-ranks", {}, "with --reproducible: N ranks on GPU 0, gathered by device copies", "N"};
+  virtual_ranks.check = reduce::integer_in(1, kMaxGpus);
+  spec.extra = {gpus, per_gpu, sweep, single, reproducible, virtual_ranks};
+  spec.notes =
+      "Each GPU reduces its shard (about n / N floats) with step 10's kernel; NCCL all-gathers the N partial\n"
+      "sums and every GPU adds them in rank order, so the total is bitwise the same on every GPU and run.\n"
+      "The default n, 2^30, gives each GPU a shard large enough that the collective is a small share of\n"
+      "the time. Besides the common fields, a record has mode, gpus, n_per_gpu, shard_min, shard_max,\n"
+      "collective_ms (the collective alone), collective_share, gpus_agree and nccl_version, and where the\n"
+      "single-GPU baseline ran, single_gpu_median_ms, single_gpu_gbps and vs_single_gpu (the speedup);\n"
+      "pct_peak is of the N GPUs' summed peak, and grid counts every GPU's blocks. --cpu-runs times the\n"
+      "plain CPU loop over the whole array (one core; all cores" + std::string(mpi ? ", on rank 0" : "") +
+      "), which needs the\nwhole array in host memory: 0 skips it.\n"
+      "--reproducible cuts the array on tile boundaries of 14_reproducible's order, sums each rank's tiles,\n"
+      "gathers the tile sums (ncclAllGather, or device copies with --virtual-ranks) and combines them in 15's\n"
+      "tree; its record has ranks, tiles, tiles_per_rank, result_bits, step15_bits (15's single launch),\n"
+      "same_as_step15, ranks_agree and the ordinary mode's time on as many GPUs (ordinary_median_ms,\n"
+      "vs_ordinary).";
+  return spec;
+}
+
+void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks) {
+  if (opt.has("--n") && opt.has("--sweep")) throw UsageError("options --n and --sweep exclude each other");
+  const Plan plan = plan_of(opt);
+  if (mpi && plan.reproducible)
+    throw UsageError("--reproducible: one process drives every rank of this mode; run 16_multi_gpu");
+  if (plan.virtual_ranks && !plan.reproducible) throw UsageError("--virtual-ranks needs --reproducible");
+  if (plan.virtual_ranks && plan.gpus) throw UsageError("options --virtual-ranks and --gpus exclude each other");
+  if (plan.reproducible && plan.single_gpu)
+    throw UsageError("--single-gpu: --reproducible always measures step 14's ordinary mode beside it");
+  if (mpi && plan.gpus != 0 && plan.gpus != mpi_ranks)
+    throw UsageError("--gpus " + std::to_string(plan.gpus) + " differs from the " + std::to_string(mpi_ranks) +
+                     " MPI ranks (one GPU per rank; start as many ranks as GPUs)");
+  // Where the number of GPUs is known before any is touched, --per-gpu's total is checked now too.
+  if (const int known = mpi ? mpi_ranks : plan.virtual_ranks ? plan.virtual_ranks : plan.gpus; known > 0)
+    sizes(plan, opt.n, known);
+}
+
+Plan plan_of(const reduce::Options& opt) {
+  Plan p;
+  const std::string& gpus = opt.extra.at("--gpus");
+  if (!gpus.empty()) p.gpus = std::stoi(gpus);  // the parser checked it (1 .. kMaxGpus)
+  p.per_gpu = !opt.extra.at("--per-gpu").empty();
+  p.single_gpu = !opt.extra.at("--single-gpu").empty();
+  p.reproducible = !opt.extra.at("--reproducible").empty();
+  if (const std::string& v = opt.extra.at("--virtual-ranks"); !v.empty()) p.virtual_ranks = std::stoi(v);
+  if (const std::string& s = opt.extra.at("--sweep"); !s.empty()) parse_sweep(s, &p.sweep_from, &p.sweep_to);
+  return p;
+}
+
+std::vector<std::int64_t> sizes(const Plan& plan, std::int64_t n, int gpus) {
+  std::vector<std::int64_t> out;
+  if (plan.sweep_from >= 0)
+    for (int k = plan.sweep_from; k <= plan.sweep_to; ++k) out.push_back(std::int64_t{1} << k);
+  else
+    out.push_back(n);
+  for (std::int64_t& m : out) {
+    if (plan.per_gpu) m *= gpus;
+    if (m > reduce::max_n())
+      throw UsageError("n = " + std::to_string(m) + " is over the largest count, 2^36 (--n x --gpus with --per-gpu)");
+  }
+  return out;
+}
+
+double collective_share(const reduce::Report& r, const TeamFields& t) {
+  return r.ms.median > 0 ? t.collective_ms.median / r.ms.median : 0.0;
+}
+
+std::string nccl_version_string(int code) {
+  // NCCL_VERSION(X, Y, Z) is X * 10000 + Y * 100 + Z from NCCL 2.9 on.
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
+}
+
+void add_team_fields(reduce::Report& r, const TeamFields& t) {
+  // N GPUs read N memories at once: the aggregate is measured against their summed peak.
+  const double peak = r.device.peak_gbps * t.gpus;
+  r.pct_peak = peak > 0 ? 100.0 * r.gbps / peak : 0.0;
+  using reduce::bool_field;
+  using reduce::number_field;
+  r.extra.insert(r.extra.end(), {
+      reduce::text_field("mode", t.mode),
+      number_field("gpus", t.gpus),
+      number_field("n_per_gpu", static_cast<double>(t.n_per_gpu)),
+      number_field("shard_min", static_cast<double>(t.shard_min)),
+      number_field("shard_max", static_cast<double>(t.shard_max)),
+      number_field("collective_ms", t.collective_ms.median),
+      number_field("collective_min_ms", t.collective_ms.min),
+      number_field("collective_max_ms", t.collective_ms.max),
+      number_field("collective_share", collective_share(r, t)),
+      bool_field("single_gpu_correct", t.single_gpu_correct),
+      bool_field("gpus_agree", t.gpus_agree),
+      reduce::text_field("nccl_version", nccl_version_string(t.nccl_version)),
+  });
+}
+
+void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f) {
+  const double peak = r.device.peak_gbps * f.gpus;
+  r.pct_peak = peak > 0 ? 100.0 * r.gbps / peak : 0.0;
+  const bool same = f.result_bits == f.step15_bits;
+  if (!same)
+    std::fprintf(stderr, "16_multi_gpu: n = %lld, %d ranks: bits %s, 14_reproducible's single launch gives %s\n",
+                 static_cast<long long>(r.n), f.ranks, f.result_bits.c_str(), f.step15_bits.c_str());
+  if (!f.ranks_agree) std::fprintf(stderr, "16_multi_gpu: n = %lld: the ranks hold different totals\n", static_cast<long long>(r.n));
+  r.passed = r.passed && same && f.ranks_agree;
+  using reduce::bool_field;
+  using reduce::number_field;
+  using reduce::text_field;
+  r.extra.insert(r.extra.end(), {
+      text_field("mode", f.virtual_ranks ? "reproducible_virtual" : "reproducible"),
+      number_field("gpus", f.gpus),
+      number_field("ranks", f.ranks),
+      number_field("n_per_gpu", static_cast<double>(f.n_per_gpu)),
+      number_field("tiles", static_cast<double>(f.tiles)),
+      number_field("tiles_per_rank", static_cast<double>(f.tiles_per_rank)),
+      text_field("result_bits", f.result_bits),
+      text_field("step15_bits", f.step15_bits),
+      bool_field("same_as_step15", same),
+      bool_field("ranks_agree", f.ranks_agree),
+      text_field("nccl_version", nccl_version_string(f.nccl_version)),
+  });
+}
+
+}  // namespace multigpu
