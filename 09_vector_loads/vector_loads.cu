@@ -10,7 +10,7 @@
 // first threads add the head and the tail; everything else is the body. nvcc unrolls the body's loop
 // by four: it counts a thread's turns (a division), runs turns mod 4 single-load turns, and then, only
 // if four turns or more remain, a main loop that issues four float4 loads before its first add
-// (results/h200/progression/sass/09_main_loop.txt, from scripts/sass_excerpt). A thread with fewer
+// (results/h200/progression/sass/09_main_loop.txt). A thread with fewer
 // than four turns (up to 2^21 floats at 256 threads on a 132-SM GPU) has one load in flight at a time.
 // What changed from step 08: thread_sum() reads the body as float4s and adds the head and tail; the
 // grid is sized for n / 4 float4s.
@@ -115,7 +115,7 @@ __global__ void reduce_vector_loads(const float* in, std::int64_t n, unsigned lo
 template <unsigned Block>
 cudaError_t grid_size(std::int64_t n, int sm_count, int* blocks) {
   // Resident blocks per SM do not change for this kernel on this process's device, so it is asked
-  // once; asking on every launch measured no slower (PERF_NOTES.md), this is only tidier.
+  // once; asking on every launch measured no slower (docs/method.md), this is only tidier.
   static int per_sm = 0;
   if (per_sm == 0) CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_vector_loads<Block>, Block, 0));
   *blocks = static_cast<int>(std::clamp<std::int64_t>(reduce::ceil_div(n, 4 * Block), 1, std::int64_t{per_sm} * sm_count));

@@ -128,7 +128,7 @@ __global__ void reduce_loads_in_flight(const float* in, std::int64_t n, unsigned
 template <unsigned Block>
 cudaError_t grid_size(std::int64_t n, int sm_count, int* blocks) {
   // Resident blocks per SM do not change for this kernel on this process's device, so it is asked
-  // once; asking on every launch measured no slower (PERF_NOTES.md), this is only tidier.
+  // once; asking on every launch measured no slower (docs/method.md), this is only tidier.
   static int per_sm = 0;
   if (per_sm == 0) CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_loads_in_flight<Block>, Block, 0));
   *blocks = static_cast<int>(std::clamp<std::int64_t>(reduce::ceil_div(n, 4 * Block * kLoadsInFlight), 1, std::int64_t{per_sm} * sm_count));

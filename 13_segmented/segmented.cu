@@ -13,7 +13,8 @@
 //                            eight in flight, then a shuffle tree (step 06's warp sum);
 //   len <= kTile             the block of the tile where the segment begins, the same way with 256 threads;
 //   len >  kTile             several blocks: every tile the segment touches adds its part (the segment's
-//                            first tile into slot 2t, any other into slot 2t+1) and counts it in; the
+//                            first tile into its tile's first slot, any other into its tile's second)
+//                            and counts it in (a count per long segment in the scratch); the
 //                            last of them to count in adds all the parts in an order fixed by the
 //                            segment: a warp, or the whole block for a segment of more than 256 parts
 //                            (kWarpParts). No float atomics (an integer count only): the same bits
@@ -194,19 +195,32 @@ __device__ std::int64_t block_bound(const int* below) {
   return sum;
 }
 
-// Kernel 0, one warp per tile boundary: tile_first[t] = the first segment that begins at or after
-// float tC (C = kTile) for t = 0 .. tiles - 1, and tile_first[tiles] = segments (the last tile also owns
+// The scratch of the tiled kernels: one record per tile, and one more for tile[tiles].first.
+// Invariant: tile t's count lies at the same bytes for every n (24 t + 16), and no other field ever
+// lies there, so only count_in writes it, and count_in leaves it at 0: every launch finds its counts
+// at 0 on a scratch that was zero-filled once, whatever n the launches before it had. A launch leaves
+// its tiles' `first` and `part` behind, which it writes before it reads them; with the counts after
+// them, at a place that moved with n, a later launch's counts started on those leftovers.
+struct alignas(8) TileRecord {
+  std::int64_t first;  // kernel 0's answer: the first segment that begins at or after the tile's first float
+  float part[2];       // a long segment's part in this tile: [0] the one that begins here, [1] the one from before
+  unsigned count;      // the parts counted in of the long segment that begins here (count_in)
+};
+static_assert(sizeof(TileRecord) == 24, "scratch_bytes() counts 24 bytes a tile");
+
+// Kernel 0, one warp per tile boundary: tile[t].first = the first segment that begins at or after
+// float tC (C = kTile) for t = 0 .. tiles - 1, and tile[tiles].first = segments (the last tile also owns
 // the empty segments that begin at n). All the tiles' searches run at once, so the summing kernel
 // starts every tile with two loads instead of two chains of dependent ones. Run where the segments
 // outnumber the tiles (seg::Search); never for the fixed-size mode, whose offsets are arithmetic.
 template <typename Offsets>
 __global__ void __launch_bounds__(kBlock) find_tile_starts(Offsets offsets, std::int64_t segments, std::int64_t tiles,
-                                                          std::int64_t* tile_first) {
+                                                          TileRecord* tile) {
   allow_dependents();  // sum_tiles' blocks may start (and prefetch) while these search
   const std::int64_t t = std::int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;  // the same in every lane
   if (t > tiles) return;
   const std::int64_t s = t == tiles ? segments : warp_lower_bound(offsets, 0, segments, t * kTile);
-  if (threadIdx.x % 32 == 0) tile_first[t] = s;
+  if (threadIdx.x % 32 == 0) tile[t].first = s;
 }
 
 // The begin and end offsets of a batch's segments, lane l holding segment first + 32 b + l's (0 and 0
@@ -224,13 +238,13 @@ __device__ Batch load_batch(const Offsets& offsets, std::int64_t first, std::int
 }
 
 // The share of the parts of one long segment, beginning in tile t and touching `parts` tiles, of
-// thread `rank` of `Threads` cooperating threads: part 0 is slots[2t] (the tile where the segment
-// begins), part j > 0 is slots[2(t + j) + 1]. Rounds of Threads * kPartLoads parts; in each, the thread
+// thread `rank` of `Threads` cooperating threads: part 0 is tile[t].part[0] (the tile where the
+// segment begins), part j > 0 is tile[t + j].part[1]. Rounds of Threads * kPartLoads parts; in each, the thread
 // issues its kPartLoads loads (parts base + k Threads + rank) before its first add, adds them as a tree
 // of depth 3 and that into its sum. Which thread adds which part depends only on (t, parts).
 constexpr int kPartLoads = 8;
 template <int Threads>
-__device__ float parts_share(const float* slots, std::int64_t t, std::int64_t parts, int rank) {
+__device__ float parts_share(const TileRecord* tile, std::int64_t t, std::int64_t parts, int rank) {
   static_assert(kPartLoads == 8, "the tree below adds 8 parts");
   float sum = 0.0f;
 #pragma unroll 1
@@ -239,7 +253,7 @@ __device__ float parts_share(const float* slots, std::int64_t t, std::int64_t pa
 #pragma unroll
     for (int k = 0; k < kPartLoads; ++k) {
       const std::int64_t j = base + k * Threads + rank;
-      x[k] = j < parts ? __ldcg(slots + 2 * (t + j) + (j > 0 ? 1 : 0)) : 0.0f;  // L2: other SMs wrote them
+      x[k] = j < parts ? __ldcg(&tile[t + j].part[j > 0 ? 1 : 0]) : 0.0f;  // L2: other SMs wrote them
     }
     sum += ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
   }
@@ -250,44 +264,43 @@ __device__ float parts_share(const float* slots, std::int64_t t, std::int64_t pa
 // kPartLoads loads. A longer segment goes to the block, whose rounds take 8 times as many parts.
 constexpr std::int64_t kWarpParts = 32 * kPartLoads;
 
-// Tile t's part of segment s (written by thread 0 into its slot) counted in, by the whole block:
-// counters[ts] counts the parts of the segment that begins in tile ts and touches `parts` tiles, and
+// Tile t's part of segment s (written by thread 0 into tile[t].part) counted in, by the whole block:
+// tile[ts].count counts the parts of the segment that begins in tile ts and touches `parts` tiles, and
 // the block whose count is the last adds them all into out[s] (parts_share's order, fixed by ts and
 // parts: the same bits whichever block is last) and sets the count back to 0 for the next launch.
 // Its __syncthreads_or separates the block sum before it from any after it.
-__device__ void count_in(float* out, std::int64_t s, const float* slots, unsigned* counters, std::int64_t ts,
-                         std::int64_t parts) {
+__device__ void count_in(float* out, std::int64_t s, TileRecord* tile, std::int64_t ts, std::int64_t parts) {
   bool last = false;
   if (threadIdx.x == 0) {
     __threadfence();  // the part, visible to every SM before the count that says it is there
-    last = atomicAdd(&counters[ts], 1u) == parts - 1;
+    last = atomicAdd(&tile[ts].count, 1u) == parts - 1;
   }
   if (!__syncthreads_or(last)) return;
   __threadfence();  // the other tiles' parts, read after the count that saw them all
   if (parts <= kWarpParts) {
     if (threadIdx.x < 32) {
-      const float sum = warp_sum(parts_share<32>(slots, ts, parts, static_cast<int>(threadIdx.x)));
+      const float sum = warp_sum(parts_share<32>(tile, ts, parts, static_cast<int>(threadIdx.x)));
       if (threadIdx.x == 0) out[s] = sum;
     }
   } else {
-    const float sum = block_sum(parts_share<kBlock>(slots, ts, parts, static_cast<int>(threadIdx.x)));
+    const float sum = block_sum(parts_share<kBlock>(tile, ts, parts, static_cast<int>(threadIdx.x)));
     if (threadIdx.x == 0) out[s] = sum;
   }
-  if (threadIdx.x == 0) counters[ts] = 0;
+  if (threadIdx.x == 0) tile[ts].count = 0;
   __syncthreads();  // block_sum's shared memory is reused after this
 }
 
 // Kernel 1, block t owns tile [tC, tC + C) (C = kTile). It sums every segment that begins in the tile
 // and is at most a tile long (thread, warp or block tier; such a segment may end in the next tile),
 // and for the segments longer than a tile it adds their part inside the tile and counts it in
-// (count_in): the one that begins here into slots[2t], the one that covers the tile's first float from
-// an earlier tile into slots[2t + 1]. The last tile also owns the empty segments that begin at n.
-// tile_first: kernel 0's answers, or null to search here (few offsets, or arithmetic ones: seg::Search).
+// (count_in): the one that begins here into tile[t].part[0], the one that covers the tile's first float
+// from an earlier tile into tile[t].part[1]. The last tile also owns the empty segments that begin at n.
+// searched: kernel 0's answers are in tile[].first; else the block searches (few offsets, or arithmetic
+// ones: seg::Search).
 template <typename Offsets>
 __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const float* in, std::int64_t n, Offsets offsets,
-                                                                     std::int64_t segments,
-                                                   const std::int64_t* tile_first, float* out, float* slots,
-                                                   unsigned* counters) {
+                                                                     std::int64_t segments, bool searched, float* out,
+                                                                     TileRecord* tile) {
   __shared__ std::int64_t bounds[2];                        // segments beginning in the tile: [bounds[0], bounds[1])
   __shared__ int below[2][kWarps];                          // or, with few offsets, each warp's share of them
   __shared__ std::int64_t block_tier[kMaxBlockSegments];    // segments this block sums as a whole
@@ -305,9 +318,9 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   if (const std::int64_t i = tile_begin + 32 * threadIdx.x; threadIdx.x < kPrefetch / 32 && i < n)
     asm volatile("prefetch.L2 [%0];" ::"l"(in + i));  // a generic address: the PTX form without a state space
   wait_for_prerequisite();  // find_tile_starts' answers (or, launched plainly, nothing to wait for)
-  const bool probe_all = !tile_first && Offsets::kSearchFirst && segments <= kBlockProbes;
-  if (tile_first) {
-    if (threadIdx.x < 2) bounds[threadIdx.x] = tile_first[t + threadIdx.x];
+  const bool probe_all = !searched && Offsets::kSearchFirst && segments <= kBlockProbes;
+  if (searched) {
+    if (threadIdx.x < 2) bounds[threadIdx.x] = tile[t + threadIdx.x].first;
   } else if (probe_all) {
     count_below(offsets, segments, tile_begin, last_tile ? INT64_MAX : tile_end, below);
   } else if (warp == 0) {
@@ -400,15 +413,15 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
     const std::int64_t a = offsets[first - 1], e = offsets[first];
     if (e - a > kTile) {
       const float part = block_sum(range_share<kBlock>(in, tile_begin, e < tile_end ? e : tile_end, threadIdx.x));
-      if (threadIdx.x == 0) slots[2 * t + 1] = part;
+      if (threadIdx.x == 0) tile[t].part[1] = part;
       const std::int64_t ts = a / kTile;
-      count_in(out, first - 1, slots, counters, ts, (e - 1) / kTile - ts + 1);
+      count_in(out, first - 1, tile, ts, (e - 1) / kTile - ts + 1);
     }
   }
   if (const std::int64_t s = long_start; s >= 0) {
     const float part = block_sum(range_share<kBlock>(in, offsets[s], tile_end, threadIdx.x));
-    if (threadIdx.x == 0) slots[2 * t] = part;
-    count_in(out, s, slots, counters, t, (offsets[s + 1] - 1) / kTile - t + 1);
+    if (threadIdx.x == 0) tile[t].part[0] = part;
+    count_in(out, s, tile, t, (offsets[s + 1] - 1) / kTile - t + 1);
   }
 }
 
@@ -458,19 +471,6 @@ __global__ void __launch_bounds__(kBlock) sum_short_fixed(const float* in, std::
 
 std::int64_t tiles(std::int64_t n) { return n > 0 ? reduce::ceil_div(n, kTile) : 1; }
 
-// Scratch for the tiled kernels: tile_first[tiles + 1] (64-bit, first for its alignment), slots[2 tiles],
-// then counters[tiles] (zero before a launch, zero again after it: count_in).
-struct TileScratch {
-  std::int64_t* tile_first;
-  float* slots;
-  unsigned* counters;
-};
-TileScratch tile_scratch(void* data, std::int64_t n) {
-  auto* const tile_first = static_cast<std::int64_t*>(data);
-  auto* const slots = reinterpret_cast<float*>(tile_first + tiles(n) + 1);
-  return {tile_first, slots, reinterpret_cast<unsigned*>(slots + 2 * tiles(n))};
-}
-
 // Whether this process's GPU is sm_90 or newer, where a kernel may be launched early. Asked once, as
 // step 10 asks its occupancy once, so that no timed launch pays for the question.
 cudaError_t early_launch_supported(bool* supported) {
@@ -511,17 +511,16 @@ cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::
   if (segments == 0) return cudaSuccess;
   const std::int64_t grid = tiles(n);
   if (scratch.bytes < scratch_bytes(n) || grid > 0x7fffffff) return cudaErrorInvalidValue;
-  const TileScratch at = tile_scratch(scratch.data, n);
+  auto* const tile = static_cast<TileRecord*>(scratch.data);  // TileRecord: the same place for every n
   if constexpr (Offsets::kSearchFirst) {  // no such kernel for arithmetic offsets
     if (search_first) {
       find_tile_starts<<<static_cast<unsigned>(reduce::ceil_div(grid + 1, kWarps)), kBlock, 0, stream>>>(
-          offsets, segments, grid, at.tile_first);
+          offsets, segments, grid, tile);
       CUDA_TRY(cudaGetLastError());
     }
   }
   return launch_dependent(sum_tiles<Offsets>, static_cast<unsigned>(grid), stream, search_first, in, n, offsets,
-                          segments, search_first ? at.tile_first : static_cast<const std::int64_t*>(nullptr), out,
-                          at.slots, at.counters);
+                          segments, search_first, out, tile);
 }
 
 template <int Vectors>
@@ -534,10 +533,7 @@ cudaError_t launch_short_fixed(const float* in, std::int64_t segments, float* ou
 
 }  // namespace
 
-std::size_t scratch_bytes(std::int64_t n) {
-  return static_cast<std::size_t>(tiles(n)) * (sizeof(std::int64_t) + 2 * sizeof(float) + sizeof(unsigned)) +
-         sizeof(std::int64_t);
-}
+std::size_t scratch_bytes(std::int64_t n) { return static_cast<std::size_t>(tiles(n) + 1) * sizeof(TileRecord); }
 
 bool search_in_kernel(std::int64_t n, std::int64_t segments, Search search) {
   return search == Search::kernel || (search == Search::automatic && segments > tiles(n));

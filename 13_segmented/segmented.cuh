@@ -27,8 +27,9 @@ constexpr std::int64_t kThreadMax = 32;   // a thread sums a segment of at most 
 constexpr std::int64_t kWarpMax = 2048;   // ...a warp one of at most this many, a block one of at most kTile
 
 // Device scratch either launcher needs for n floats (independent of the offsets). It must be
-// zero-filled before the first launch that uses it (as the harness's scratch is: step.cuh), and every
-// launch leaves it zero-filled again: the long segments' counts of parts live there.
+// zero-filled before the first launch that uses it (as the harness's scratch is: step.cuh). The long
+// segments' counts of parts live there, at the same bytes for every n, and every launch leaves them at
+// zero again: one scratch serves launches of any n it is large enough for, back to back, unzeroed.
 std::size_t scratch_bytes(std::int64_t n);
 
 // Where each tile's first segment is found (launch only; the fixed-size mode computes it): by a small

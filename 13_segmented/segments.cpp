@@ -1,9 +1,11 @@
 #include "segments.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <fstream>
 #include <string>
+
+#include "files.hpp"
 
 namespace seg {
 namespace {
@@ -108,22 +110,20 @@ void validate_offsets(const Offsets& o, std::int64_t n) {
 }
 
 Offsets read_offsets(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw reduce::UsageError("--offsets: cannot read '" + path + "'");
+  const std::string text = reduce::read_text_file(path, "--offsets", kMaxOffsetsFileBytes);
+  const char* const space = " \t\n\r\v\f";
   Offsets o;
-  std::string word;
-  while (f >> word) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(word, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != word.size())
-      throw reduce::UsageError("--offsets: '" + word + "' in '" + path + "' (entry " + std::to_string(o.size()) +
-                               ") is not an integer");
+  for (std::size_t at = text.find_first_not_of(space); at != std::string::npos; at = text.find_first_not_of(space, at)) {
+    const std::size_t end = std::min(text.find_first_of(space, at), text.size());
+    const char* first = text.data() + at + (text[at] == '+');  // "+5" as "5"; from_chars takes only '-'
+    std::int64_t v = 0;
+    const auto [stop, ec] = std::from_chars(first, text.data() + end, v);
+    if (ec != std::errc{} || stop != text.data() + end || first == text.data() + end || (text[at] == '+' && *first == '-'))
+      throw reduce::UsageError("--offsets: " + reduce::quote(std::string_view(text).substr(at, end - at)) + " in " +
+                               reduce::quote(path) + " (entry " + std::to_string(o.size()) +
+                               ") is not an integer of 64 bits");
     o.push_back(v);
+    at = end;
   }
   return o;
 }

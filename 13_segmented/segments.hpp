@@ -40,7 +40,10 @@ std::int64_t equal_length(const Offsets& offsets);
 void validate_offsets(const Offsets& offsets, std::int64_t n);
 
 // Reads offsets from a text file: S + 1 integers separated by white space. Throws reduce::UsageError
-// for an unreadable file or anything that is not an integer; validate_offsets() checks the values.
+// (one line, the path and any bad token quoted) for what is not a regular file (a folder, a FIFO, a
+// device: reading it could block or never end), a file over kMaxOffsetsFileBytes, a read error, or a
+// token that is not a 64-bit integer; validate_offsets() checks the values.
+constexpr std::int64_t kMaxOffsetsFileBytes = std::int64_t{1} << 30;  // 1 GiB of text: ~10^8 offsets
 Offsets read_offsets(const std::string& path);
 
 // The double-precision reference of segment [a, b) and the suite's rule applied to it: exact for the

@@ -1,26 +1,22 @@
-// 14_reproducible_bits: step 15's bits for the fixed cases of the committed file, on this GPU (or on the
-// CPU model of the order with --cpu), written to a file and/or compared with one.
-// Usage: 14_reproducible_bits [--check FILE] [--write FILE] [--cpu] [--block B] [--grid G] [--device D]
-//   Exit 0: every case matched (or nothing to compare); 1: a case differs; 2: bad usage; 77: no GPU.
+// 14_reproducible_bits: step 14's reproducible bits for the fixed cases of the committed file, on this
+// GPU (or on the CPU model of the order with --cpu), written to a file and/or compared with one.
+// Usage: 14_reproducible_bits [--check FILE [--subset]] [--write FILE] [--cpu] [--block B] [--grid G] [--device D]
+//   Exit 0: every case matched (or nothing to compare); 1: a case differs or is missing, or the output
+//   was lost; 2: bad usage; 77: no GPU.
 // The command line is the suite's one parser (common/options.hpp): the options every step takes that
-// mean nothing here (the cases fix n, pattern and seed) are refused with the reason.
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
+// mean nothing here (the cases fix n, pattern and seed) are refused with the reason. The comparison and
+// the file's format are CPU code (bits.hpp, tested without a GPU); this file only computes the values.
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <functional>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <sstream>
 #include <string>
+#include <vector>
 
 #include "bits.hpp"
 #include "device.cuh"
+#include "files.hpp"
 #include "harness.cuh"
 #include "reproducible.cuh"
 
@@ -31,89 +27,83 @@ constexpr const char* kBitsFile = "14_reproducible/reproducible_bits.txt";
 
 reduce::OptionSpec spec() {
   reduce::OptionSpec s;
-  s.summary = "Sums the fixed (n, pattern, seed) cases of step 15's bits file on the GPU (or with --cpu on the\n"
-              "CPU model of its order) and prints one line per case: n pattern seed bits value";
+  s.summary = "Sums the fixed (n, pattern, seed) cases of step 14's bits file on the GPU (or with --cpu on the\n"
+              "CPU model of its order) and prints one line per case: n pattern seed bits value (--format text),\n"
+              "or the engine's one record of the run (--format json or csv: the counts, what ran, passed)";
   s.method = "Nothing is timed: the bits are the result.";
   s.block = repro::kStep.block;
-  reduce::ExtraOption check{"--check", {}, std::string("compare every case with FILE (") + kBitsFile + "); exit 1 on a difference", "FILE"};
-  reduce::ExtraOption write{"--write", {}, "write the cases' bits to FILE, with the device named in its header", "FILE"};
+  reduce::ExtraOption check{"--check", {}, std::string("compare every case's bits and value with FILE, a regular file\n") +
+                                              "                   of at most 1 MiB (" + kBitsFile + ");\n"
+                                              "                   exit 1 when a case differs or is missing", "FILE"};
+  reduce::ExtraOption subset{"--subset", {}, "with --check: run and compare only the cases FILE holds"};
+  subset.flag = true;
+  reduce::ExtraOption write{"--write", {}, "write the cases' bits to FILE, with the device named in its header\n"
+                                           "                   (a file is replaced by a rename; a device or FIFO written in place)", "FILE"};
   reduce::ExtraOption cpu{"--cpu", {}, "the CPU model of the order instead of the GPU"};
   cpu.flag = true;
   reduce::ExtraOption grid{"--grid", {}, "blocks (default: the device's SMs x resident blocks per SM), to imitate another GPU", "G"};
   grid.check = reduce::integer_in(1, 0x7fffffff);
-  s.extra = {check, write, cpu, grid};
+  s.extra = {check, subset, write, cpu, grid};
   const char* fixed = "the cases of the bits file fix n, pattern and seed";
   s.refused = {{"--n", fixed}, {"--pattern", fixed}, {"--seed", fixed},
                {"--iters", "each case is summed once: the bits are the result, nothing is timed"},
                {"--warmup", "each case is summed once: nothing is timed"},
-               {"--format", "the output is the bits file's own lines"},
                {"--cpu-runs", "nothing is timed (--cpu sums on the CPU model instead of the GPU)"}};
   return s;
 }
 
-// The cases of --check FILE: "n pattern seed" -> bits. A file that cannot be read, is malformed or holds
-// no case is bad usage: comparing with nothing would pass.
-std::map<std::string, std::string> expected_bits(const std::string& path) {
-  if (!std::ifstream(path)) throw reduce::UsageError("--check: cannot read " + path);
-  std::map<std::string, std::string> expected;
-  try {
-    for (const auto& e : repro::read_bits_file(path))
-      expected[std::to_string(e.c.n) + " " + reduce::to_string(e.c.pattern) + " " + std::to_string(e.c.seed)] = e.bits;
-  } catch (const std::runtime_error& e) {
-    throw reduce::UsageError(std::string("--check: ") + e.what());
+// The run as the engine's one record (--format json or csv): n counts the elements of every case, a
+// "run" is a case (correct: compared and the same), and it passed as the check did (no check: it ran).
+void emit_record(const reduce::Options& opt, const reduce::DeviceInfo& device, const std::string& source,
+                 std::int64_t elements, int cases, const repro::BitsCheck* check, const std::string& check_file,
+                 const std::string& first_differ) {
+  reduce::Bench bench{kProgram, "the bits of step 14's fixed cases"};
+  bench.spec.block = repro::kStep.block;
+  reduce::Report r = reduce::fill_common(bench, opt, device);
+  r.n = elements;
+  r.iters = r.warmup = 0;
+  r.runs_total = cases;
+  r.runs_correct = check ? check->compared() - check->differ() : cases;
+  r.exact_check = true;
+  r.runs_identical = true;
+  r.extra = {reduce::text_field("source", source), reduce::number_field("cases", cases)};
+  if (check) {
+    r.extra.push_back(reduce::text_field("check_file", check_file));
+    r.extra.push_back(reduce::number_field("compared", check->compared()));
+    r.extra.push_back(reduce::number_field("differ", check->differ()));
+    r.extra.push_back(reduce::number_field("missing", check->missing()));
+    r.extra.push_back(reduce::number_field("not_run", check->not_run()));
+    r.extra.push_back(reduce::text_field("first_differ", first_differ));
+    r.extra.push_back(reduce::text_field("summary", check->summary(check_file)));
   }
-  if (expected.empty()) throw reduce::UsageError("--check: " + path + " holds no cases (expected lines 'n pattern seed bits value')");
-  return expected;
+  reduce::finish(r, /*input_unchanged=*/true, /*speak=*/false);
+  if (check) r.passed = r.passed && check->passed();
+  reduce::Emitter emit(opt.format, bench);
+  emit(r);
 }
-
-// The file --write FILE fills: a temporary file beside FILE, made before any work (so a path that cannot
-// be written is refused at once), renamed over FILE only when every case is written.
-class Output {
- public:
-  explicit Output(std::string path) : path_(std::move(path)) {
-    struct stat st {};
-    if (stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-      throw reduce::UsageError("--write: " + path_ + " is a folder, not a file");
-    std::string tmpl = path_ + ".XXXXXX";
-    const int fd = mkstemp(tmpl.data());
-    if (fd < 0) throw reduce::UsageError("--write: cannot write " + path_ + " (" + std::strerror(errno) + ")");
-    fchmod(fd, 0644);  // as a file written in place would be, not mkstemp's 0600
-    close(fd);
-    tmp_ = tmpl;
-  }
-  ~Output() {
-    if (!tmp_.empty()) std::remove(tmp_.c_str());
-  }
-  Output(const Output&) = delete;
-  Output& operator=(const Output&) = delete;
-  void commit(const std::string& text) {
-    std::ofstream out(tmp_);
-    out << text;
-    out.close();
-    if (!out || std::rename(tmp_.c_str(), path_.c_str()) != 0)
-      throw reduce::UsageError("--write: cannot write " + path_ + " (" + std::strerror(errno) + ")");
-    tmp_.clear();
-  }
-
- private:
-  std::string path_, tmp_;
-};
 
 int run(int argc, char** argv) {
   const reduce::OptionSpec s = spec();
   const reduce::Options opt = reduce::parse_options(argc, argv, s);
   if (opt.help) {
-    std::cout << reduce::usage(kProgram, "the bits of step 15's fixed cases", s);
+    std::cout << reduce::usage(kProgram, "the bits of step 14's fixed cases", s);
     return 0;
   }
   const std::string check_file = opt.extra.at("--check"), write_file = opt.extra.at("--write");
-  const bool cpu = !opt.extra.at("--cpu").empty();
+  const bool cpu = !opt.extra.at("--cpu").empty(), subset = !opt.extra.at("--subset").empty();
   const std::int64_t grid = opt.extra.at("--grid").empty() ? 0 : std::stoll(opt.extra.at("--grid"));
   if (cpu && (opt.has("--block") || opt.has("--grid") || opt.has("--device")))
     throw reduce::UsageError("--cpu: sums on the CPU model of the order, so --block, --grid and --device mean nothing");
-  const std::map<std::string, std::string> expected =
-      check_file.empty() ? std::map<std::string, std::string>{} : expected_bits(check_file);
-  std::unique_ptr<Output> output = write_file.empty() ? nullptr : std::make_unique<Output>(write_file);
+  if (subset && check_file.empty()) throw reduce::UsageError("--subset: needs --check FILE (it runs the cases FILE holds)");
+  // Every file is opened before any work: a path that cannot be read or written is refused at once.
+  std::unique_ptr<repro::BitsCheck> check;
+  if (!check_file.empty()) {
+    const std::vector<repro::BitsEntry> entries = repro::read_bits_file(check_file);
+    if (entries.empty())
+      throw reduce::UsageError("--check: " + reduce::quote(check_file) + " holds no cases (expected lines 'n pattern seed bits value')");
+    check = std::make_unique<repro::BitsCheck>(entries, subset);
+  }
+  std::unique_ptr<reduce::FileWriter> output = write_file.empty() ? nullptr : std::make_unique<reduce::FileWriter>(write_file, "--write");
 
   std::string source = "the CPU model of the order (14_reproducible_bits --cpu)";
   std::function<float(const float*, std::int64_t)> sum = repro::model_sum;
@@ -132,39 +122,24 @@ int run(int argc, char** argv) {
       return reduce::reduce_once(repro::kStep, in.get(), n, cfg, stream.get());
     };
   }
-  std::cerr << "# " << source << "\n";
-  int differ = 0, compared = 0;
-  const std::string text = repro::make_bits_file(sum, source, [&](const std::string& line) {
-    std::string verdict;
-    if (!expected.empty()) {
-      std::istringstream fields(line);
-      std::string n, pattern, seed, bits;
-      fields >> n >> pattern >> seed >> bits;
-      const auto it = expected.find(n + " " + pattern + " " + seed);
-      if (it == expected.end()) {
-        verdict = "  (not in " + check_file + ")";
-      } else {
-        ++compared;
-        if (it->second != bits) {
-          ++differ;
-          verdict = "  DIFFERS: " + check_file + " has " + it->second;
-        } else {
-          verdict = "  same";
-        }
-      }
-    }
-    std::cout << line << verdict << std::endl;
+  const bool lines = opt.format == reduce::Format::text;  // else one record at the end
+  if (lines) std::cout << "# " << source << "\n";
+  std::int64_t elements = 0;
+  std::string first_differ;
+  const std::vector<repro::BitsCase> cases = check ? check->cases() : repro::bits_cases();
+  const std::string text = repro::make_bits_file(cases, sum, source, [&](const repro::BitsCase& c, float result) {
+    const std::string verdict = check ? check->verdict(c, result) : "";
+    if (first_differ.empty() && !verdict.empty() && verdict != "same") first_differ = repro::case_text(c) + ": " + verdict;
+    elements += c.n;
+    if (lines) std::cout << repro::bits_line(c, result) << (check ? "  " + verdict : "") << std::endl;
   });
   if (output) output->commit(text);
-  if (!expected.empty()) {
-    std::cout << (differ ? "FAILED: " : "PASSED: ") << compared - differ << " of " << compared
-              << " cases have the bits of " << check_file << "\n";
-    if (compared != static_cast<int>(expected.size())) {
-      std::cout << "FAILED: " << check_file << " holds " << expected.size() << " cases, " << compared << " were run\n";
-      return 1;
-    }
-  }
-  return differ ? 1 : 0;
+  const bool passed = !check || check->passed();
+  if (!lines) emit_record(opt, device, source, elements, static_cast<int>(cases.size()), check.get(), check_file, first_differ);
+  if (check && lines) std::cout << check->summary(check_file) << "\n";
+  if (passed) return 0;
+  std::fprintf(stderr, "%s: %s\n", kProgram, check->summary(check_file).c_str());
+  return 1;
 }
 
 }  // namespace

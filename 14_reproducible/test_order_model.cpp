@@ -42,7 +42,7 @@ TEST(Order, ModelIsExactOnIntegers) {
   for (std::int64_t n : {0, 1, 31, 1023, 1024, 1025, 4097, 100003, (1 << 20) + 3}) {
     std::vector<float> x(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
     reduce::fill_input(x.data(), n, reduce::Pattern::integers, 3);
-    EXPECT_EQ(repro::model_sum(x.data(), n), repro::exact_sum(x.data(), n).to_float()) << "n=" << n;
+    EXPECT_EQ(repro::model_sum(x.data(), n), reduce::exact_sum(x.data(), n).to_float()) << "n=" << n;
   }
 }
 
@@ -56,7 +56,7 @@ TEST(Order, ModelIsAccurateOnCancellingData) {
   const std::int64_t n = (1 << 22) + 5;
   std::vector<float> x(n);
   reduce::fill_input(x.data(), n, reduce::Pattern::mixed, 11);
-  const repro::ExactSum exact = repro::exact_sum(x.data(), n);
+  const reduce::ExactSum exact = reduce::exact_sum(x.data(), n);
   double abs_sum = 0;
   for (float v : x) abs_sum += std::fabs(v);
   const double error = exact.error_of(repro::model_sum(x.data(), n));

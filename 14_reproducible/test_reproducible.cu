@@ -143,7 +143,7 @@ TEST_P(GridAndBlock, GiveTheModelsBitsForEveryPattern) {
                       << repro::bits_text(model) << " (" << model << ")";
     EXPECT_EQ(differ, 0) << "n=" << n << " " << name_of(k) << ": " << differ << " of " << cfgs.size()
                          << " launches differ";
-    if (k == Kind::integers) EXPECT_EQ(model, repro::exact_sum(host.data(), n).to_float()) << "n=" << n;
+    if (k == Kind::integers) EXPECT_EQ(model, reduce::exact_sum(host.data(), n).to_float()) << "n=" << n;
   }
 }
 
@@ -357,7 +357,7 @@ TEST(HugeInput, SumsMoreThan2To31Elements) {
   SKIP_WITHOUT_DEVICE_MEMORY(n * 4.0 + (1 << 30));
   std::vector<float> host(n);
   reduce::fill_input(host.data(), n, Pattern::integers, 5);
-  const float exact = repro::exact_sum(host.data(), n).to_float();
+  const float exact = reduce::exact_sum(host.data(), n).to_float();
   const float model = repro::model_sum(host.data(), n);
   EXPECT_EQ(model, exact);
   DeviceInput in(host, n);

@@ -1,4 +1,4 @@
-// Step 14: one array, several GPUs, NCCL.
+// Step 16: one array, several GPUs, NCCL.
 //
 // What this step shows: the reduction of one logical array spread over N GPUs. Each GPU holds a
 // shard (n / N floats, contiguous) and reduces it with step 10's launcher, the suite's fastest
@@ -6,17 +6,15 @@
 // the devices: an all-gather puts all N on every GPU, and every GPU adds them in rank order, so the
 // total is bitwise the same on every GPU and on every run (team.cuh says why not ncclAllReduce).
 // What changed from step 10: nothing in the kernel; around it, the shards, a communicator and a
-// collective.
-// This file is the step's record for the harness (reduce::Bench: its options, one measurement per
-// size); the world of processes is world.hpp. The same source builds two programs:
-//   16_multi_gpu      one process drives every GPU (ncclCommInitAll, one group call per collective);
-//   16_multi_gpu_mpi  one process per GPU under mpirun (REDUCE_WITH_MPI: rank 0 makes the NCCL id,
-//                     MPI broadcasts it, every rank calls ncclCommInitRank), the path across machines.
-// --reproducible swaps the team for reproducible.cuh's: 14_reproducible's order over the ranks, so the
-// bits do not depend on how many GPUs (or, with --virtual-ranks N, how many ranks on one GPU) sum.
+// collective. Two modes give the same bits for any number of ranks (ranks.cuh): --reproducible,
+// 14_reproducible's order over the ranks, and --exact, 15_exact's integer accumulators summed by an
+// ordinary int64 all-reduce and rounded once; --virtual-ranks N runs N ranks on one GPU.
+// This file is the step's record for the harness (reduce::Bench); the world of processes is
+// world.hpp. The same source builds 16_multi_gpu (one process drives every GPU) and 16_multi_gpu_mpi
+// (one process per GPU under mpirun: rank 0 makes the NCCL id, MPI broadcasts it).
 // Usage: ./16_multi_gpu [--gpus 2] [--n 2^32] [--single-gpu] [--pattern int] [--format json] [--help]
-//        ./16_multi_gpu --reproducible [--gpus 2 | --virtual-ranks 3] [--n 16777221]
-//        mpirun -np 2 ./16_multi_gpu_mpi [same options]
+//        ./16_multi_gpu --reproducible | --exact [--gpus 2 | --virtual-ranks 3] [--n 16777221]
+//        mpirun -np 2 ./16_multi_gpu_mpi [same options, without the two modes]
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -25,14 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "bits.hpp"  // 14_reproducible_host: a float's bits as text
 #include "harness.cuh"
 #include "input.hpp"
 #include "multi_gpu.hpp"
-#include "reproducible.cuh"
+#include "ranks.cuh"
 #include "team.cuh"
 #include "world.hpp"
-#include "../14_reproducible/bits.hpp"
-#include "../14_reproducible/reproducible.cuh"
 
 namespace {
 
@@ -43,11 +40,9 @@ using multigpu::world;
 constexpr const char* kStep = "16_multi_gpu";  // the record's step: both programs are this one step
 constexpr const char* kLesson = "one array over several GPUs: step 10 on each shard, NCCL joins the partial sums";
 
-// One size: load, the CPU yardsticks (rank 0), run, check, and the record (printed by rank 0).
-// Team: how the GPUs reduce the array together (team.cuh: step 10 per shard, an all-gather and the
-// add in rank order); any type with Team's members serves, so another way of summing is another Team.
-template <typename Team>
-void measure_size(Team& team, const reduce::Options& opt, const multigpu::Plan& plan, std::int64_t n,
+// One size: load, the CPU yardsticks (rank 0), run, check, and the record (printed by rank 0). The
+// team (team.cuh) runs step 10 per shard, an all-gather and the add in rank order.
+void measure_size(multigpu::Team& team, const reduce::Options& opt, const multigpu::Plan& plan, std::int64_t n,
                   reduce::Emitter& emit) {
   const int gpus = team.ranks();
   const bool baseline = plan.single_gpu || gpus == 1;
@@ -57,9 +52,7 @@ void measure_size(Team& team, const reduce::Options& opt, const multigpu::Plan& 
   if (world.root() && opt.cpu_runs > 0) {  // the whole array in host memory, for these only
     std::unique_ptr<float[]> host(new float[std::max<std::int64_t>(n, 1)]);
     reduce::fill_input(host.get(), n, opt.pattern, opt.seed);
-    float sum = 0.0f;
-    r.cpu_ms = reduce::time_cpu_sum(host.get(), n, opt.cpu_runs, &sum);
-    r.cpu_parallel_ms = reduce::time_cpu_sum_parallel(host.get(), n, opt.cpu_runs, &sum, &r.cpu_threads);
+    reduce::time_cpu_yardsticks(r, host.get(), n, opt.cpu_runs);
   }
 
   const reduce::Reference ref = world.total(team.load(n, opt.pattern, opt.seed, baseline && world.root()));
@@ -80,11 +73,6 @@ void measure_size(Team& team, const reduce::Options& opt, const multigpu::Plan& 
   f.mode = world.mode();
   f.gpus = gpus;
   f.n_per_gpu = plan.per_gpu ? n / gpus : 0;
-  f.shard_min = n;
-  for (int k = 0; k < gpus; ++k) {
-    f.shard_min = std::min(f.shard_min, multigpu::shard_of(n, gpus, k).count);
-    f.shard_max = std::max(f.shard_max, multigpu::shard_of(n, gpus, k).count);
-  }
   f.collective_ms = reduce::summarize(t.collective_ms);
   f.gpus_agree = world.all(t.gpus_agree) && world.same_everywhere(t.results);
   reduce::Summary single_ms;
@@ -96,7 +84,6 @@ void measure_size(Team& team, const reduce::Options& opt, const multigpu::Plan& 
   f.single_gpu_correct = world.all(f.single_gpu_correct);
   NCCL_CHECK(ncclGetVersion(&f.nccl_version));
   r.passed = r.passed && f.gpus_agree && f.single_gpu_correct;
-  r.fits_in_l2 = f.shard_max * static_cast<std::int64_t>(sizeof(float)) <= r.device.l2_bytes;  // per GPU
   multigpu::add_team_fields(r, f);
   if (baseline) reduce::add_comparison(r, "single_gpu", single_ms);  // step 10 alone on one GPU (rank 0's)
 
@@ -107,31 +94,11 @@ void measure_size(Team& team, const reduce::Options& opt, const multigpu::Plan& 
   emit(r);
 }
 
-// Every size of the run on one team: the communicator is made once.
-template <typename Team>
-void measure_sizes(Team& team, const reduce::Options& opt, const multigpu::Plan& plan,
-                   const std::vector<std::int64_t>& ns, reduce::Emitter& emit) {
-  for (std::int64_t n : ns) measure_size(team, opt, plan, n, emit);
-}
-
-// 14_reproducible's single launch over host[0..n) on `device`: the bits every rank count must give.
-float step15_sum(const float* host, std::int64_t n, const reduce::DeviceInfo& device) {
-  CUDA_CHECK(cudaSetDevice(device.ordinal));
-  reduce::ensure_device_memory(n * sizeof(float) + (std::size_t{64} << 20));
-  reduce::DeviceBuffer<float> in(static_cast<std::size_t>(n));
-  reduce::Stream stream;
-  // On the kernel's stream: a pageable cudaMemcpy may return before its data lands, and the legacy
-  // stream does not order a non-blocking stream's kernel after it.
-  if (n > 0) CUDA_CHECK(cudaMemcpyAsync(in.get(), host, n * sizeof(float), cudaMemcpyHostToDevice, stream.get()));
-  const reduce::LaunchConfig cfg{repro::kStep.block.size, device.ordinal, device.sm_count};
-  return reduce::reduce_once(repro::kStep, in.get(), n, cfg, stream.get());
-}
-
-// One size of the reproducible mode (one process): the ranks' sum in 15's order, checked against the
-// reference and against 15's single launch bit for bit; then the ordinary team on as many GPUs, timed
-// the same way, for the comparison.
-void measure_reproducible_size(multigpu::ReproducibleTeam& team, multigpu::Team& ordinary, const reduce::Options& opt,
-                               const multigpu::Plan& plan, std::int64_t n, reduce::Emitter& emit) {
+// One size of --reproducible or --exact (one process): the ranks' sum, checked against the reference
+// and against the mode's single launch bit for bit; then the ordinary team on as many GPUs, timed the
+// same way, for the comparison.
+void measure_ranks_size(multigpu::ReproducibleTeam& team, multigpu::Team& ordinary, const reduce::Options& opt,
+                        const multigpu::Plan& plan, std::int64_t n, reduce::Emitter& emit) {
   reduce::Options at_n = opt;
   at_n.n = n;
   reduce::Report r = reduce::fill_common(emit, at_n, team.first_device());
@@ -139,14 +106,12 @@ void measure_reproducible_size(multigpu::ReproducibleTeam& team, multigpu::Team&
   reduce::fill_input(host.data(), n, opt.pattern, opt.seed);
   reduce::time_cpu_yardsticks(r, host.data(), n, opt.cpu_runs);
   const reduce::Reference ref = reduce::reference_sum(host.data(), n);
-  const float single = step15_sum(host.data(), n, team.first_device());
+  const int block = multigpu::single_step(team.sum()).block.size;
+  const float single = multigpu::single_launch(team.sum(), host.data(), n, team.first_device().ordinal, block);
 
   team.load(host.data(), n);
   const multigpu::ReproducibleResult res = team.run(opt.warmup, opt.iters);
-  reduce::LaunchShape shape;
-  shape.block = repro::kStep.block.size;
-  shape.launches = 2;  // each rank's tile sums and the combination (the gather not counted)
-  reduce::fill_timing(r, res.summary, res.runs_identical, shape);
+  reduce::fill_timing(r, res.summary, res.runs_identical, res.shape);
   const int shown = reduce::check_runs(r, [&](int k) { return reduce::Verdict(res.results[k], ref, n, opt.pattern); });
   reduce::finish(r, team.input_unchanged(host.data()));
 
@@ -154,40 +119,41 @@ void measure_reproducible_size(multigpu::ReproducibleTeam& team, multigpu::Team&
   const reduce::Summary ordinary_ms = reduce::summarize(ordinary.run(opt.warmup, opt.iters).ms);
 
   multigpu::ReproducibleFields f;
+  f.exact = team.sum() == multigpu::Sum::exact;
   f.ranks = team.ranks();
-  f.virtual_ranks = plan.virtual_ranks > 0;
+  f.virtual_ranks = team.virtual_ranks();
   f.gpus = f.virtual_ranks ? 1 : f.ranks;
   f.n_per_gpu = plan.per_gpu ? n / f.ranks : 0;
   f.tiles = res.tiles;
   f.tiles_per_rank = res.tiles_per_rank;
+  f.limbs = res.limbs;
   f.result_bits = repro::bits_text(res.results[shown]);
-  f.step15_bits = repro::bits_text(single);
+  f.single_bits = repro::bits_text(single);
   f.ranks_agree = res.ranks_agree;
   NCCL_CHECK(ncclGetVersion(&f.nccl_version));
   multigpu::add_reproducible_fields(r, f);
-  reduce::add_comparison(r, "ordinary", ordinary_ms);  // step 14's ordinary mode on as many GPUs
+  reduce::add_comparison(r, "ordinary", ordinary_ms);  // the ordinary mode on as many GPUs
   emit(r);
 }
 
-// --reproducible: one process drives every rank (check_options refused it under MPI).
-void measure_reproducible(const reduce::Options& opt, const multigpu::Plan& plan, reduce::Emitter& emit) {
+// --reproducible or --exact: one process drives every rank (check_options refused them under MPI).
+void measure_ranks(const reduce::Options& opt, const multigpu::Plan& plan, reduce::Emitter& emit) {
   multigpu::Plan on = plan;
   if (plan.virtual_ranks) on.gpus = 1;
   const int gpus = multigpu::team_size(on);
   const int ranks = plan.virtual_ranks ? plan.virtual_ranks : gpus;
   const std::vector<std::int64_t> ns = multigpu::sizes(plan, opt.n, ranks);
-  world.ends_all_on_failure(opt.n, [&] {
-    multigpu::ReproducibleTeam team = plan.virtual_ranks
-                                          ? multigpu::ReproducibleTeam::virtual_ranks(0, ranks, repro::kStep.block.size)
-                                          : multigpu::ReproducibleTeam::nccl_ranks(gpus, repro::kStep.block.size);
-    multigpu::Team ordinary = multigpu::Team::all_local(gpus, opt.block);
-    for (std::int64_t n : ns) measure_reproducible_size(team, ordinary, opt, plan, n, emit);
-  });
+  const multigpu::Sum sum = plan.exact ? multigpu::Sum::exact : multigpu::Sum::order;
+  const int block = multigpu::single_step(sum).block.size;
+  multigpu::ReproducibleTeam team = plan.virtual_ranks ? multigpu::ReproducibleTeam::virtual_ranks(sum, 0, ranks, block)
+                                                       : multigpu::ReproducibleTeam::nccl_ranks(sum, gpus, block);
+  multigpu::Team ordinary = multigpu::Team::all_local(gpus, opt.block);
+  for (std::int64_t n : ns) measure_ranks_size(team, ordinary, opt, plan, n, emit);
 }
 
 void measure(const reduce::Options& opt, const reduce::DeviceInfo&, reduce::Emitter& emit) {
   const multigpu::Plan plan = multigpu::plan_of(opt);
-  if (plan.reproducible) return measure_reproducible(opt, plan, emit);
+  if (plan.reproducible || plan.exact) return measure_ranks(opt, plan, emit);
   const int gpus = multigpu::team_size(plan);
   const std::vector<std::int64_t> ns = multigpu::sizes(plan, opt.n, gpus);  // the same refusal on every rank
   world.speak();
@@ -200,7 +166,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo&, reduce::Emit
 #else
     multigpu::Team team = multigpu::Team::all_local(gpus, opt.block);
 #endif
-    measure_sizes(team, opt, plan, ns, emit);
+    for (std::int64_t n : ns) measure_size(team, opt, plan, n, emit);
   });
 }
 

@@ -50,12 +50,16 @@ reduce::OptionSpec option_spec(bool mpi, int default_block) {
   reduce::ExtraOption single{"--single-gpu", {}, "also time step 10 alone on the first GPU over the whole array\n"
                                                   "                   (the speedup's baseline; always when N = 1)"};
   single.flag = true;
-  reduce::ExtraOption reproducible{"--reproducible", {}, "15's order over the ranks instead of step 10 per GPU: the same bits for any\n"
-                                                         "                   number of ranks (the ordinary mode's time is measured beside it)"};
+  reduce::ExtraOption reproducible{"--reproducible", {}, "14_reproducible's order over the ranks instead of step 10 per GPU: the same\n"
+                                                         "                   bits for any number of ranks (the ordinary mode's time is measured beside it)"};
   reproducible.flag = true;
-  reduce::ExtraOption virtual_ranks{"--virtual-ranks", {}, "with --reproducible: N ranks on GPU 0, gathered by device copies", "N"};
+  reduce::ExtraOption exact{"--exact", {}, "15_exact's accumulator per rank, the ranks' limbs summed by an int64\n"
+                                           "                   all-reduce: the correctly rounded sum for any number of ranks"};
+  exact.flag = true;
+  reduce::ExtraOption virtual_ranks{"--virtual-ranks", {}, "with --reproducible or --exact: N ranks on GPU 0, joined by device copies",
+                                    "N"};
   virtual_ranks.check = reduce::integer_in(1, kMaxGpus);
-  spec.extra = {gpus, per_gpu, sweep, single, reproducible, virtual_ranks};
+  spec.extra = {gpus, per_gpu, sweep, single, reproducible, exact, virtual_ranks};
   spec.notes =
       "Each GPU reduces its shard (about n / N floats) with step 10's kernel; NCCL all-gathers the N partial\n"
       "sums and every GPU adds them in rank order, so the total is bitwise the same on every GPU and run.\n"
@@ -67,22 +71,28 @@ reduce::OptionSpec option_spec(bool mpi, int default_block) {
       "plain CPU loop over the whole array (one core; all cores" + std::string(mpi ? ", on rank 0" : "") +
       "), which needs the\nwhole array in host memory: 0 skips it.\n"
       "--reproducible cuts the array on tile boundaries of 14_reproducible's order, sums each rank's tiles,\n"
-      "gathers the tile sums (ncclAllGather, or device copies with --virtual-ranks) and combines them in 15's\n"
-      "tree; its record has ranks, tiles, tiles_per_rank, result_bits, step15_bits (15's single launch),\n"
-      "same_as_step15, ranks_agree and the ordinary mode's time on as many GPUs (ordinary_median_ms,\n"
-      "vs_ordinary).";
+      "gathers the tile sums (ncclAllGather, or device copies with --virtual-ranks) and combines them in its\n"
+      "tree; its record has ranks, tiles, tiles_per_rank, result_bits, step15_bits (14_reproducible's single\n"
+      "launch), same_as_step15, ranks_agree and the ordinary mode's time on as many GPUs (ordinary_median_ms,\n"
+      "vs_ordinary). --exact adds each rank's shard into 15_exact's integer accumulator, sums the ranks'\n"
+      "accumulators with one ncclAllReduce of int64 (device copies and a kernel with --virtual-ranks) and\n"
+      "rounds once; its record has ranks, shard_min, shard_max, limbs, result_bits, single_bits (15_exact's\n"
+      "single launch), same_as_single, ranks_agree and the ordinary mode's time.";
   return spec;
 }
 
 void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks) {
   if (opt.has("--n") && opt.has("--sweep")) throw UsageError("options --n and --sweep exclude each other");
   const Plan plan = plan_of(opt);
-  if (mpi && plan.reproducible)
-    throw UsageError("--reproducible: one process drives every rank of this mode; run 16_multi_gpu");
-  if (plan.virtual_ranks && !plan.reproducible) throw UsageError("--virtual-ranks needs --reproducible");
+  const char* mode = plan.exact ? "--exact" : "--reproducible";
+  if (plan.reproducible && plan.exact) throw UsageError("options --reproducible and --exact exclude each other");
+  if (mpi && (plan.reproducible || plan.exact))
+    throw UsageError(std::string(mode) + ": one process drives every rank of this mode; run 16_multi_gpu");
+  if (plan.virtual_ranks && !plan.reproducible && !plan.exact)
+    throw UsageError("--virtual-ranks needs --reproducible or --exact");
   if (plan.virtual_ranks && plan.gpus) throw UsageError("options --virtual-ranks and --gpus exclude each other");
-  if (plan.reproducible && plan.single_gpu)
-    throw UsageError("--single-gpu: --reproducible always measures step 14's ordinary mode beside it");
+  if ((plan.reproducible || plan.exact) && plan.single_gpu)
+    throw UsageError(std::string("--single-gpu: ") + mode + " always measures the ordinary mode beside it");
   if (mpi && plan.gpus != 0 && plan.gpus != mpi_ranks)
     throw UsageError("--gpus " + std::to_string(plan.gpus) + " differs from the " + std::to_string(mpi_ranks) +
                      " MPI ranks (one GPU per rank; start as many ranks as GPUs)");
@@ -98,6 +108,7 @@ Plan plan_of(const reduce::Options& opt) {
   p.per_gpu = !opt.extra.at("--per-gpu").empty();
   p.single_gpu = !opt.extra.at("--single-gpu").empty();
   p.reproducible = !opt.extra.at("--reproducible").empty();
+  p.exact = !opt.extra.at("--exact").empty();
   if (const std::string& v = opt.extra.at("--virtual-ranks"); !v.empty()) p.virtual_ranks = std::stoi(v);
   if (const std::string& s = opt.extra.at("--sweep"); !s.empty()) parse_sweep(s, &p.sweep_from, &p.sweep_to);
   return p;
@@ -130,14 +141,16 @@ void add_team_fields(reduce::Report& r, const TeamFields& t) {
   // N GPUs read N memories at once: the aggregate is measured against their summed peak.
   const double peak = r.device.peak_gbps * t.gpus;
   r.pct_peak = peak > 0 ? 100.0 * r.gbps / peak : 0.0;
+  const std::int64_t gpus = t.gpus > 0 ? t.gpus : 1;
+  r.fits_in_l2 = (r.n + gpus - 1) / gpus * static_cast<std::int64_t>(sizeof(float)) <= r.device.l2_bytes;  // per GPU
   using reduce::bool_field;
   using reduce::number_field;
   r.extra.insert(r.extra.end(), {
       reduce::text_field("mode", t.mode),
       number_field("gpus", t.gpus),
       number_field("n_per_gpu", static_cast<double>(t.n_per_gpu)),
-      number_field("shard_min", static_cast<double>(t.shard_min)),
-      number_field("shard_max", static_cast<double>(t.shard_max)),
+      number_field("shard_min", static_cast<double>(r.n / gpus)),  // shard_of's lengths differ by one at most
+      number_field("shard_max", static_cast<double>((r.n + gpus - 1) / gpus)),
       number_field("collective_ms", t.collective_ms.median),
       number_field("collective_min_ms", t.collective_ms.min),
       number_field("collective_max_ms", t.collective_ms.max),
@@ -151,28 +164,32 @@ void add_team_fields(reduce::Report& r, const TeamFields& t) {
 void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f) {
   const double peak = r.device.peak_gbps * f.gpus;
   r.pct_peak = peak > 0 ? 100.0 * r.gbps / peak : 0.0;
-  const bool same = f.result_bits == f.step15_bits;
+  const bool same = f.result_bits == f.single_bits;
   if (!same)
-    std::fprintf(stderr, "16_multi_gpu: n = %lld, %d ranks: bits %s, 14_reproducible's single launch gives %s\n",
-                 static_cast<long long>(r.n), f.ranks, f.result_bits.c_str(), f.step15_bits.c_str());
+    std::fprintf(stderr, "16_multi_gpu: n = %lld, %d ranks: bits %s, %s's single launch gives %s\n",
+                 static_cast<long long>(r.n), f.ranks, f.result_bits.c_str(), f.exact ? "15_exact" : "14_reproducible",
+                 f.single_bits.c_str());
   if (!f.ranks_agree) std::fprintf(stderr, "16_multi_gpu: n = %lld: the ranks hold different totals\n", static_cast<long long>(r.n));
   r.passed = r.passed && same && f.ranks_agree;
   using reduce::bool_field;
   using reduce::number_field;
   using reduce::text_field;
-  r.extra.insert(r.extra.end(), {
-      text_field("mode", f.virtual_ranks ? "reproducible_virtual" : "reproducible"),
-      number_field("gpus", f.gpus),
-      number_field("ranks", f.ranks),
-      number_field("n_per_gpu", static_cast<double>(f.n_per_gpu)),
-      number_field("tiles", static_cast<double>(f.tiles)),
-      number_field("tiles_per_rank", static_cast<double>(f.tiles_per_rank)),
-      text_field("result_bits", f.result_bits),
-      text_field("step15_bits", f.step15_bits),
-      bool_field("same_as_step15", same),
-      bool_field("ranks_agree", f.ranks_agree),
-      text_field("nccl_version", nccl_version_string(f.nccl_version)),
-  });
+  const std::int64_t ranks = f.ranks > 0 ? f.ranks : 1;
+  const std::string mode = std::string(f.exact ? "exact" : "reproducible") + (f.virtual_ranks ? "_virtual" : "");
+  r.extra.insert(r.extra.end(), {text_field("mode", mode), number_field("gpus", f.gpus), number_field("ranks", f.ranks),
+                                 number_field("n_per_gpu", static_cast<double>(f.n_per_gpu))});
+  if (f.exact)
+    r.extra.insert(r.extra.end(), {number_field("shard_min", static_cast<double>(r.n / ranks)),  // shard_of's cut
+                                   number_field("shard_max", static_cast<double>((r.n + ranks - 1) / ranks)),
+                                   number_field("limbs", f.limbs), text_field("result_bits", f.result_bits),
+                                   text_field("single_bits", f.single_bits), bool_field("same_as_single", same)});
+  else  // the names the committed records of this mode carry, from when 14_reproducible was step 15
+    r.extra.insert(r.extra.end(), {number_field("tiles", static_cast<double>(f.tiles)),
+                                   number_field("tiles_per_rank", static_cast<double>(f.tiles_per_rank)),
+                                   text_field("result_bits", f.result_bits), text_field("step15_bits", f.single_bits),
+                                   bool_field("same_as_step15", same)});
+  r.extra.insert(r.extra.end(), {bool_field("ranks_agree", f.ranks_agree),
+                                 text_field("nccl_version", nccl_version_string(f.nccl_version))});
 }
 
 }  // namespace multigpu

@@ -1,4 +1,4 @@
-// The GPU side of step 14: a team of GPUs, one NCCL rank each, that reduces one array together.
+// The GPU side of step 16: a team of GPUs, one NCCL rank each, that reduces one array together.
 //
 // A process holds one member of the team (one process per GPU, under MPI) or every member (one
 // process drives all GPUs). Either way each member: reduces its shard with step 10's launcher into

@@ -1,4 +1,4 @@
-// Step 14's CPU side: how the array is cut into shards, the command line, the record's fields.
+// Step 16's CPU side: how the array is cut into shards, the command line, the record's fields.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -149,7 +149,7 @@ TEST(MultiGpuOptions, HelpHasTheSectionsAndTheDefaults) {
   const std::string h = reduce::usage("16_multi_gpu", "one array over several GPUs", multigpu::option_spec(false, 512));
   for (const char* part : {"16_multi_gpu: one array over several GPUs\n", "usage: 16_multi_gpu [options]", "[2^30]",
                            "--gpus N", "--per-gpu", "--sweep A:B", "--single-gpu", "[512]", "--cpu-runs",
-                           "refused here: the step uses GPUs 0 .. N-1", "Exit codes"})
+                           "--exact", "refused here: the step uses GPUs 0 .. N-1", "Exit codes"})
     EXPECT_NE(h.find(part), std::string::npos) << part << " not in\n" << h;
 }
 
@@ -190,7 +190,7 @@ TEST(MultiGpuOptions, ReproducibleModeAndVirtualRanks) {
   const reduce::Options w = parse({"--reproducible", "--virtual-ranks", "3", "--n", "10", "--per-gpu"});
   EXPECT_EQ(multigpu::sizes(multigpu::plan_of(w), w.n, 3), std::vector<std::int64_t>{30});
 
-  EXPECT_NE(usage_error({"--virtual-ranks", "2"}).find("needs --reproducible"), std::string::npos);
+  EXPECT_NE(usage_error({"--virtual-ranks", "2"}).find("needs --reproducible or --exact"), std::string::npos);
   EXPECT_NE(usage_error({"--reproducible", "--virtual-ranks", "2", "--gpus", "2"}).find("exclude"), std::string::npos);
   EXPECT_NE(usage_error({"--reproducible", "--single-gpu"}).find("--single-gpu"), std::string::npos);
   EXPECT_NE(usage_error({"--reproducible", "--virtual-ranks", "0"}).find("--virtual-ranks"), std::string::npos);
@@ -201,6 +201,22 @@ TEST(MultiGpuOptions, ReproducibleModeAndVirtualRanks) {
             std::string::npos);
 }
 
+// --exact: its own flag, with --virtual-ranks or --gpus, and refused beside --reproducible, --single-gpu
+// and under MPI.
+TEST(MultiGpuOptions, ExactMode) {
+  EXPECT_FALSE(multigpu::plan_of(parse({})).exact);
+  const multigpu::Plan p = multigpu::plan_of(parse({"--exact", "--virtual-ranks", "5"}));
+  EXPECT_TRUE(p.exact);
+  EXPECT_FALSE(p.reproducible);
+  EXPECT_EQ(p.virtual_ranks, 5);
+  EXPECT_TRUE(multigpu::plan_of(parse({"--exact", "--gpus", "2"})).exact);
+  EXPECT_NE(usage_error({"--exact", "--reproducible"}).find("exclude each other"), std::string::npos);
+  EXPECT_NE(usage_error({"--exact", "--single-gpu"}).find("--single-gpu: --exact"), std::string::npos);
+  EXPECT_NE(usage_error({"--exact", "--virtual-ranks", "2", "--gpus", "2"}).find("exclude"), std::string::npos);
+  EXPECT_NE(usage_error({"--exact=1"}).find("--exact"), std::string::npos);
+  EXPECT_NE(usage_error({"--exact"}, /*mpi=*/true, 2).find("--exact: one process"), std::string::npos);
+}
+
 multigpu::ReproducibleFields made_up_reproducible(const std::string& bits) {
   multigpu::ReproducibleFields f;
   f.gpus = 1;
@@ -209,13 +225,13 @@ multigpu::ReproducibleFields made_up_reproducible(const std::string& bits) {
   f.tiles = 17;
   f.tiles_per_rank = 6;
   f.result_bits = bits;
-  f.step15_bits = "0x3f800000";
+  f.single_bits = "0x3f800000";
   f.ranks_agree = true;
   f.nccl_version = 22803;
   return f;
 }
 
-// The reproducible mode's record: its fields, and a fail where the bits are not 15's.
+// The reproducible mode's record: its fields, and a fail where the bits are not 14_reproducible's.
 TEST(MultiGpuRecord, ReproducibleFieldsAndTheirVerdict) {
   reduce::Report r = made_up_record();
   multigpu::add_reproducible_fields(r, made_up_reproducible("0x3f800000"));
@@ -239,13 +255,42 @@ TEST(MultiGpuRecord, ReproducibleFieldsAndTheirVerdict) {
   EXPECT_FALSE(split.passed);
 }
 
+// The exact mode's record: its own fields (the shards from n and the ranks), none of the order's.
+TEST(MultiGpuRecord, ExactFieldsAndTheirVerdict) {
+  multigpu::ReproducibleFields f = made_up_reproducible("0x3f800000");
+  f.exact = true;
+  f.virtual_ranks = false;
+  f.gpus = 3;
+  f.tiles = f.tiles_per_rank = 0;
+  f.limbs = 12;
+  reduce::Report r = made_up_record();  // n = 1000 over 3 ranks: shards of 333 and 334
+  multigpu::add_reproducible_fields(r, f);
+  const std::string j = reduce::format_json(r);
+  for (const char* field : {"\"mode\": \"exact\"", "\"gpus\": 3", "\"ranks\": 3", "\"shard_min\": 333",
+                            "\"shard_max\": 334", "\"limbs\": 12", "\"result_bits\": \"0x3f800000\"",
+                            "\"single_bits\": \"0x3f800000\"", "\"same_as_single\": true", "\"ranks_agree\": true",
+                            "\"passed\": true"})
+    EXPECT_NE(j.find(field), std::string::npos) << field << " not in " << j;
+  for (const char* field : {"tiles", "step15_bits"}) EXPECT_EQ(j.find(field), std::string::npos) << field << " in " << j;
+  EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 3000.0);  // three GPUs' peak
+
+  f.virtual_ranks = true;
+  f.result_bits = "0x3f800001";
+  reduce::Report other = made_up_record();
+  multigpu::add_reproducible_fields(other, f);
+  EXPECT_FALSE(other.passed);
+  const std::string k = reduce::format_json(other);
+  EXPECT_NE(k.find("\"mode\": \"exact_virtual\""), std::string::npos) << k;
+  EXPECT_NE(k.find("\"same_as_single\": false"), std::string::npos) << k;
+}
+
 TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
   reduce::Report r = made_up_record();
   multigpu::add_team_fields(r, made_up_fields());
   const std::string j = reduce::format_json(r);
   for (const char* field : {"\"step\": \"16_multi_gpu\"", "\"mode\": \"mpi\"", "\"gpus\": 2", "\"n\": 1000",
                             "\"median_ms\": 2", "\"min_ms\": 1.5", "\"max_ms\": 3", "\"gbps\": ",
-                            "\"collective_ms\": 0.05", "\"collective_min_ms\": 0.04", "\"collective_share\": 0.025",
+                            "\"shard_min\": 500", "\"shard_max\": 500", "\"collective_ms\": 0.05", "\"collective_min_ms\": 0.04", "\"collective_share\": 0.025",
                             "\"gpus_agree\": true",
                             "\"passed\": true", "\"device\": \"GPU\"", "\"cuda_runtime\": \"13.0\"",
                             "\"cuda_driver\": \"13.0\"", "\"nccl_version\": \"2.28.3\""})
@@ -266,7 +311,7 @@ TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
   EXPECT_EQ(text.substr(text.size() - 5), "PASS\n") << text;
 }
 
-// csv: the header names 14's fields after the common ones, and a record has as many columns.
+// csv: the header names 16's fields after the common ones, and a record has as many columns.
 TEST(MultiGpuRecord, CsvHeaderAndLineAgree) {
   reduce::Report r = made_up_record();
   multigpu::add_team_fields(r, made_up_fields());

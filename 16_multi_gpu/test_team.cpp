@@ -1,4 +1,4 @@
-// Step 14 on 1, 2 and 4 GPUs: sizes that do not divide evenly (n < N, n = 0, shards of different
+// Step 16 on 1, 2 and 4 GPUs: sizes that do not divide evenly (n < N, n = 0, shards of different
 // lengths), exact checks for the int pattern, bitwise determinism across runs and across GPUs. A test
 // that needs more GPUs than the machine shows is skipped with the reason; without a GPU, all are.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The world of processes of one run of step 14: one process that drives every GPU, or, built with
+// The world of processes of one run of step 16: one process that drives every GPU, or, built with
 // REDUCE_WITH_MPI (16_multi_gpu_mpi), every rank of MPI_COMM_WORLD, one GPU each. main.cpp includes it
 // in both builds; without MPI every operation is the identity.
 #pragma once

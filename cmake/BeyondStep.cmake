@@ -12,17 +12,16 @@
 #                                GPU under mpirun, where MPI is found (else a configure message)
 #
 # Builds one step beyond the progression the way add_reduction_step() builds a progression step, and
-# reads the step's runs from plain files in its folder, one run per line ("#" starts a comment):
-#   smoke.args     NAME | ARGUMENTS                  CTest smoke runs (77 counts as skipped);
-#                  NAME | mpi NP | ARGUMENTS         <name>_mpi under mpirun -np NP, registered only
-#                                                    where it is built and configure sees NP GPUs
-#   cli.args       NAME | CODE | TEXT | ARGUMENTS    the command line's contract, checked without a
-#                                                    GPU: exit CODE, and TEXT in the one-line message
-#                                                    (in stdout for CODE 0)
-#   sanitize.args  TOOLS | ARGUMENTS                 scripts/check_gpu.sh's compute-sanitizer runs
-#   measure.args   NAME | [mpi NP |] ARGUMENTS       scripts/measure's runs for the committed tables
-# In ARGUMENTS, @DIR@ stands for the step's folder. A GPU test whose name contains "Huge" (n > 2^31:
-# about 9 GB of device and host memory) runs alone.
+# registers the runs its run list <step>/runs.txt names (scripts/reduce_tools/runlist.py describes the
+# format; `scripts/suite runs <step> --cmake` expands it, the one parser of it):
+#   smoke NAME | ARGUMENTS              CTest smoke runs (77 counts as skipped);
+#   smoke NAME | mpi NP | ARGUMENTS     <name>_mpi under mpirun -np NP, registered only where it is
+#                                       built and configure sees NP GPUs
+#   cli NAME | CODE | TEXT | ARGUMENTS  the command line's contract, checked without a GPU: exit CODE,
+#                                       and TEXT in the one-line message (in stdout for CODE 0)
+# Its sanitize, measure and profile lines are scripts/suite's. A GPU test whose name contains "Huge"
+# (n > 2^31: about 9 GB of device and host memory) runs alone.
+find_package(Python3 COMPONENTS Interpreter QUIET)
 
 # reduce_add_usage_tests(PREFIX EXE CASE...): one test PREFIX.<name> per CASE,
 # "name|expected exit code|text the message must contain|arguments separated by spaces".
@@ -42,23 +41,25 @@ function(reduce_add_usage_tests prefix exe)
   endforeach()
 endfunction()
 
-# reduce_read_runs(<file> <out_var>): the non-comment lines of a runs file, each as
-# "field|field|...", trimmed.
-function(reduce_read_runs file out_var)
-  set(runs)
-  if(EXISTS ${file})
-    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
-    file(STRINGS ${file} lines)
-    foreach(line IN LISTS lines)
-      string(STRIP "${line}" line)
-      if(line STREQUAL "" OR line MATCHES "^#")
-        continue()
-      endif()
-      string(REGEX REPLACE " *\\| *" "|" line "${line}")
-      string(REPLACE "@DIR@" "${CMAKE_CURRENT_SOURCE_DIR}" line "${line}")
-      list(APPEND runs "${line}")
-    endforeach()
+# reduce_read_runs(<step> <out_var>): the smoke and cli lines of <step>/runs.txt, expanded by
+# scripts/suite, each as "kind|field|...|arguments".
+function(reduce_read_runs step out_var)
+  set(${out_var} "" PARENT_SCOPE)
+  set(file ${PROJECT_SOURCE_DIR}/${step}/runs.txt)
+  if(NOT EXISTS ${file})
+    return()
   endif()
+  if(NOT Python3_Interpreter_FOUND)
+    message(STATUS "${step}: Python 3 not found, so the smoke and cli runs of runs.txt are not registered")
+    return()
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
+  execute_process(COMMAND ${Python3_EXECUTABLE} -B ${PROJECT_SOURCE_DIR}/scripts/suite runs ${step} --cmake
+    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${step}/runs.txt: ${err}")
+  endif()
+  string(REPLACE "\n" ";" runs "${out}")
   set(${out_var} "${runs}" PARENT_SCOPE)
 endfunction()
 
@@ -155,8 +156,14 @@ function(add_beyond_step name)
     endif()
   endif()
 
-  reduce_read_runs(${dir}/smoke.args smoke_runs)
-  foreach(run IN LISTS smoke_runs)
+  reduce_read_runs(${name} runs)
+  set(cases)
+  foreach(run IN LISTS runs)
+    if(run MATCHES "^cli[|](.*)$")
+      list(APPEND cases "${CMAKE_MATCH_1}")
+      continue()
+    endif()
+    string(REGEX REPLACE "^smoke[|]" "" run "${run}")
     string(REPLACE "|" ";" parts "${run}")
     list(LENGTH parts fields)
     list(GET parts 0 label)
@@ -168,7 +175,7 @@ function(add_beyond_step name)
     endif()
     list(GET parts 1 launcher)
     if(NOT launcher MATCHES "^mpi ([0-9]+)$")
-      message(FATAL_ERROR "${dir}/smoke.args: '${run}': expected NAME | ARGUMENTS or NAME | mpi NP | ARGUMENTS")
+      message(FATAL_ERROR "${dir}/runs.txt: '${run}': expected smoke NAME | mpi NP | ARGUMENTS")
     endif()
     set(np ${CMAKE_MATCH_1})
     if(NOT mpi_target OR visible_gpus LESS np)
@@ -182,11 +189,6 @@ function(add_beyond_step name)
       LABELS multi_gpu mpi
       ENVIRONMENT OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
       PROPERTIES RUN_SERIAL TRUE TIMEOUT 300)
-  endforeach()
-  reduce_read_runs(${dir}/cli.args cli_runs)
-  set(cases)
-  foreach(run IN LISTS cli_runs)
-    list(APPEND cases "${run}")
   endforeach()
   if(cases)
     reduce_add_usage_tests(cli.${name} $<TARGET_FILE:${name}> ${cases})

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "device.cuh"
+#include "files.hpp"
 #include "input.hpp"
 #include "options.hpp"
 #include "report.hpp"
@@ -18,6 +21,13 @@
 namespace reduce {
 namespace {
 
+// One line on stderr for a wrong run: "<step>: n = N: <whose>run K of T: <what> is X, reference Y ...".
+void tell_wrong(const Report& r, const char* whose, int run, int total, const Verdict& v) {
+  std::fprintf(stderr, "%s: n = %lld: %srun %d of %d: %s is %.17g, reference %.17g (|error| %.3g, allowed %.3g)%s%s\n",
+               r.step.c_str(), static_cast<long long>(r.n), whose, run + 1, total,
+               v.what.empty() ? "the result" : v.what.c_str(), v.result, v.reference, v.check.abs_error,
+               v.check.tolerance, v.note.empty() ? "" : "; ", v.note.c_str());
+}
 
 // The measurement of a progression step: n floats of the pattern, the CPU reference and yardsticks, the
 // step's timed runs, every run checked against the reference.
@@ -75,11 +85,31 @@ double time_cpu(int runs, const std::function<void()>& body) {
 
 void add_comparison(Report& r, const std::string& name, const Summary& ms) {
   const double gbps = gbps_of(bytes_read(r), ms.median);
-  r.extra.push_back(number_field(name + "_median_ms", ms.median));
-  r.extra.push_back(number_field(name + "_min_ms", ms.min));
-  r.extra.push_back(number_field(name + "_max_ms", ms.max));
-  r.extra.push_back(number_field(name + "_gbps", gbps));
+  for (Field& f : prefixed(name, {number_field("median_ms", ms.median), number_field("min_ms", ms.min),
+                                  number_field("max_ms", ms.max), number_field("gbps", gbps)}))
+    r.extra.push_back(std::move(f));
   r.extra.push_back(number_field("vs_" + name, gbps > 0 ? r.gbps / gbps : 0.0));
+  r.extra_samples.emplace_back(name, ms.samples);
+}
+
+Verdict sum_verdict(float x, const Reference& ref, std::int64_t n, Pattern p) {
+  Verdict v(x, ref, n, p);
+  v.passed = v.passed || (std::isnan(x) && std::isnan(ref.sum)) || (std::isinf(x) && x == ref.sum);
+  return v;
+}
+
+std::vector<Field> prefixed(const std::string& name, std::vector<Field> fields) {
+  for (Field& f : fields) f.name = name + "_" + f.name;
+  return fields;
+}
+
+void record_rival(Report& r, const std::string& name, const Summary& ms, bool identical, const RivalCheck& check,
+                  std::vector<Field> fields) {
+  for (Field& f : fields) r.extra.push_back(std::move(f));
+  add_comparison(r, name, ms);
+  r.extra.push_back(bool_field(name + "_passed", check.total > 0 && check.correct == check.total));
+  r.extra.push_back(bool_field(name + "_runs_identical", identical));
+  if (check.first_wrong >= 0) tell_wrong(r, ("note: " + name + "'s ").c_str(), check.first_wrong, check.total, check.wrong);
 }
 
 void ensure_device_memory(std::size_t needed) {
@@ -90,17 +120,12 @@ void ensure_device_memory(std::size_t needed) {
                          std::to_string(free_bytes / 1000000) + " MB are free; use a smaller --n");
 }
 
-void print_report(const Report& r, Format format) {
-  switch (format) {
-    case Format::text: std::cout << format_text(r); break;
-    case Format::csv: std::cout << csv_header(r) << "\n" << format_csv(r) << "\n"; break;
-    case Format::json: std::cout << format_json(r) << "\n"; break;
-  }
-}
-
 int guarded_main(const char* program, const std::int64_t& n, const std::function<int()>& body) {
+  // A closed pipe then fails the write (EPIPE) instead of ending the program without a word.
+  std::signal(SIGPIPE, SIG_IGN);
+  int code = 0;
   try {
-    return body();
+    code = body();
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
     return 2;
@@ -120,7 +145,16 @@ int guarded_main(const char* program, const std::int64_t& n, const std::function
     std::fprintf(stderr, "%s: no usable machine: not enough host memory for --n %lld\n", program,
                  static_cast<long long>(n));
     return 77;
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 1;
   }
+  // Output that never arrived (a full disk, a closed pipe) fails the run, whatever it computed.
+  if (const std::string why = flush_stdout(); !why.empty()) {
+    std::fprintf(stderr, "%s: cannot write the output (stdout): %s\n", program, why.c_str());
+    return code != 0 ? code : 1;
+  }
+  return code;
 }
 
 void Emitter::operator()(const Report& r) {
@@ -209,11 +243,7 @@ int check_runs(Report& r, const std::function<Verdict(int)>& verdict, bool speak
   r.abs_error = v.check.abs_error;
   r.tolerance = v.check.tolerance;
   r.exact_check = v.check.exact;
-  if (first_wrong >= 0 && speak)
-    std::fprintf(stderr, "%s: n = %lld: run %d of %d: %s is %.17g, reference %.17g (|error| %.3g, allowed %.3g)%s%s\n",
-                 r.step.c_str(), static_cast<long long>(r.n), first_wrong + 1, r.runs_total,
-                 v.what.empty() ? "the result" : v.what.c_str(), v.result, v.reference, v.check.abs_error,
-                 v.check.tolerance, v.note.empty() ? "" : "; ", v.note.c_str());
+  if (first_wrong >= 0 && speak) tell_wrong(r, "", first_wrong, r.runs_total, v);
   return shown;
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <utility>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "device.cuh"
@@ -31,6 +32,12 @@ int run_step(const Step& step, int argc, char** argv);
 // L2 flush and between two events on stream; returns the timed runs' milliseconds, in order.
 std::vector<double> time_runs(int warmup, int iters, L2Flusher& flusher, cudaStream_t stream,
                               const std::function<void(int)>& launch);
+
+// A scratch buffer as launchers take it.
+inline Scratch view(const DeviceBuffer<unsigned char>& b) { return Scratch{b.get(), b.bytes()}; }
+
+// Throws NoUsableDevice (exit 77) when the device has fewer than `needed` bytes free.
+void ensure_device_memory(std::size_t needed);
 
 // The timed runs of one launcher whose every run writes `count` results of type S (a float, a
 // reduction state, one sum per segment): run r writes into its own slot of a device buffer that starts
@@ -67,6 +74,49 @@ Runs<S> run_slots(int warmup, int iters, std::int64_t count, L2Flusher& flusher,
   return r;
 }
 
+// One run's result against its reference.
+struct Verdict {
+  Verdict() = default;
+  Verdict(const Check& c, double result_, double reference_, std::string what_ = "")
+      : passed(c.passed), result(result_), reference(reference_), check(c), what(std::move(what_)) {}
+  // A float sum against the double reference (check_result).
+  Verdict(float x, const Reference& ref, std::int64_t n, Pattern p) : Verdict(check_result(x, ref, n, p), x, ref.sum) {}
+  bool passed = false;
+  double result = 0.0, reference = 0.0;  // as the record shows them (stats: the mean)
+  Check check;                           // |error|, tolerance and whether exact
+  std::string what;                      // what was wrong when it failed ("the min", "segment 7 [70, 80)")
+  std::string note;                      // context for the message ("bits 0x3f800001, the model's 0x3f800000")
+};
+// A float sum where the input may hold NaN or infinities (the patterns nan and inf): check_result, or
+// a NaN or infinite reference matched as it is. The verdict of the suite's float-sum rivals.
+Verdict sum_verdict(float x, const Reference& ref, std::int64_t n, Pattern p);
+
+// A rival: another reduction of the same input that a step is measured against in the same run (step 10,
+// CUB, CUB 3.5's variants; common/rivals.cuh declares the suite's, by name). Testbed::rival gives it
+// zero-filled scratch and times it exactly like the step; add_rival (below) checks every run with the
+// caller's verdict and records it. A step beyond declares one of its own with its launch, in a few lines:
+//   const reduce::Rival<float> cub35{"cub35", [&](std::int64_t) { return bytes; },
+//       [&](const float* in, std::int64_t n, float* out, reduce::Scratch s, cudaStream_t st) { return ...; }};
+//   reduce::add_rival(r, bed.rival(cub35), [&](const float* x) { return reduce::sum_verdict(*x, ref, n, p); });
+template <typename T, typename S = T>  // T: the input's elements, S: its result (a float, a reduction state)
+struct Rival {
+  std::string name;  // the record's prefix: <name>_median_ms ... vs_<name>
+  std::function<std::size_t(std::int64_t n)> scratch_bytes;  // the scratch its launch gets (empty: none)
+  std::function<cudaError_t(const T* in, std::int64_t n, S* out, Scratch scratch, cudaStream_t stream)> launch;
+  std::int64_t count = 1;     // results per run (one per segment)
+  std::string absent;         // not empty: this build has no such rival, and why (the record's <name>)
+  std::vector<Field> fields;  // recorded with it as they are named (cub_g2g_cccl)
+};
+
+// A rival's timed runs (Runs), with what the record needs of its declaration.
+template <typename S>
+struct RivalRuns : Runs<S> {
+  using Verdicts = std::function<Verdict(const S* results)>;           // one run's results checked
+  using Describe = std::function<std::vector<Field>(const S* results)>;  // fields of the run shown
+  std::string name, absent;
+  std::vector<Field> fields;
+};
+
 // The input of one measurement and the means to time launchers on it: n elements of opt.pattern on the
 // host and the same uploaded to the device, a stream and an L2 flusher. time<S>() is run_slots with the
 // options' warm-up and timed runs on that stream; config(cfg, k) is cfg with run 0 reporting its launches
@@ -81,6 +131,7 @@ struct Testbed {
   // Device scratch of `bytes`, zero-filled before any launch (the contract in step.cuh).
   DeviceBuffer<unsigned char> scratch(std::size_t bytes) const {
     DeviceBuffer<unsigned char> s(bytes);
+    if (bytes == 0) return s;
     CUDA_CHECK(cudaMemsetAsync(s.get(), 0, s.bytes(), stream.get()));  // ordered before the launches on stream
     CUDA_CHECK(cudaStreamSynchronize(stream.get()));
     return s;
@@ -88,6 +139,23 @@ struct Testbed {
   template <typename S, typename Launch>  // Launch: cudaError_t(S* out, int run)
   Runs<S> time(std::int64_t count, Launch&& launch) {
     return run_slots<S>(opt.warmup, opt.iters, count, flusher, stream.get(), std::forward<Launch>(launch));
+  }
+  // A rival timed like the step (nothing runs where it is absent); its scratch and results live
+  // only while it runs, so the device memory check is its own.
+  template <typename S>
+  RivalRuns<S> rival(const Rival<T, S>& rv) {
+    RivalRuns<S> out;
+    out.name = rv.name;
+    out.absent = rv.absent;
+    out.fields = rv.fields;
+    if (!rv.absent.empty()) return out;
+    const std::size_t bytes = rv.scratch_bytes ? rv.scratch_bytes(n) : 0;
+    ensure_device_memory(bytes + static_cast<std::size_t>(opt.warmup + opt.iters) * rv.count * sizeof(S) + (64 << 20));
+    const DeviceBuffer<unsigned char> s = scratch(bytes);
+    static_cast<Runs<S>&>(out) = time<S>(rv.count, [&](S* results, int) {
+      return rv.launch(in.get(), n, results, view(s), stream.get());
+    });
+    return out;
   }
   LaunchConfig config(LaunchConfig cfg, int run) {
     if (run == 0) cfg.shape = &shape;
@@ -104,9 +172,6 @@ struct Testbed {
   LaunchShape shape;
 };
 
-// A scratch buffer as launchers take it.
-inline Scratch view(const DeviceBuffer<unsigned char>& b) { return Scratch{b.get(), b.bytes()}; }
-
 // The median milliseconds of `runs` calls of body() on the CPU (0 when runs is 0): a CPU yardstick.
 double time_cpu(int runs, const std::function<void()>& body);
 
@@ -114,18 +179,20 @@ double time_cpu(int runs, const std::function<void()>& body);
 inline double gbps_of(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e-3) / 1e9 : 0.0; }
 
 // Adds a comparison's fields to a report: <name>_median_ms, _min_ms, _max_ms, <name>_gbps (of the
-// report's bytes) and vs_<name>, the report's speed over the comparison's (its time over ours).
+// report's bytes) and vs_<name>, the report's speed over the comparison's (its time over ours); the
+// json record keeps its timed samples as <name>_samples_ms. Rivals (below) come through it; a program
+// that times a comparison its own way (16's one GPU) calls it directly.
 void add_comparison(Report& r, const std::string& name, const Summary& ms);
 
-// Throws NoUsableDevice (exit 77) when the device has fewer than `needed` bytes free.
-void ensure_device_memory(std::size_t needed);
-
-// The report in the chosen format on stdout (csv: header line, then the record).
-void print_report(const Report& r, Format format);
+// Fields of one reduction of the record, named for it: prefixed("cub", {number_field("abs_error", e)})
+// holds cub_abs_error. Mains name a rival's fields this way, never by adding strings.
+std::vector<Field> prefixed(const std::string& name, std::vector<Field> fields);
 
 // Runs body and returns its exit code, or maps what it throws to the suite's exit codes with a
 // one-line message on stderr: UsageError 2, NoUsableDevice 77, CudaError 1 (77 when the GPU cannot run
-// this build), std::bad_alloc 77 (n names the --n that asked too much host memory).
+// this build), std::bad_alloc 77 (n names the --n that asked too much host memory), OutputError 1.
+// Then stdout is flushed: output that did not arrive (a full disk, a closed pipe: SIGPIPE is ignored
+// so that the write fails) is exit 1 with one line, for every executable alike.
 int guarded_main(const char* program, const std::int64_t& n, const std::function<int()>& body);
 
 // ---------------------------------------------------------------------------------------------
@@ -133,12 +200,12 @@ int guarded_main(const char* program, const std::int64_t& n, const std::function
 // testEngine: a step fills one Bench record and its main() is one line, run_bench(bench, argc, argv).
 // The harness owns everything else: the one command line (the progression's options with the same
 // meanings, plus the step's own, from OptionSpec), --help with the same sections, the device, the exit
-// codes (guarded_main), and the one record format (print_report: text, csv or json; csv prints its
+// codes (guarded_main), and the one record format (Emitter: text, csv or json; csv prints its
 // header once, then one line per record).
 //
 // A step's measure() receives the parsed options and the opened device (none when the Bench says it
-// opens its own devices, as the multi-GPU step does), runs and times as it needs (run_slots, time_runs,
-// ensure_device_memory), fills the record through the engine (below) and hands each finished Report to
+// opens its own devices, as the multi-GPU step does), runs and times as it needs (Testbed::time and
+// Testbed::rival, run_slots, time_runs, ensure_device_memory), fills the record through the engine (below) and hands each finished Report to
 // emit(); a sweep emits several. The run's exit code is 0 when every emitted report passed, 1 otherwise (and
 // when none was emitted).
 struct Bench;
@@ -179,7 +246,8 @@ int run_bench(const Bench& bench, int argc, char** argv);
 //   fill_timing(r, mine, shape);                  the step's timed runs and its first launch's shape
 //   check_runs(r, verdict);                       every run checked; the first wrong one shown and told
 //   finish(r, input_unchanged);                   passed, fits_in_l2, the rates, the other diagnostics
-// and adds only its own fields (r.extra, add_comparison) before emit(r).
+//   add_rival(r, bed.rival(rival), verdict);      each rival, timed like the step and checked (below)
+// and adds only its own fields (r.extra, prefixed) before emit(r).
 
 Report fill_common(const Bench& bench, const Options& opt, const DeviceInfo& device);
 inline Report fill_common(const Emitter& emit, const Options& opt, const DeviceInfo& device) {
@@ -194,24 +262,78 @@ void fill_timing(Report& r, const Runs<S>& runs, const LaunchShape& shape = {}) 
   fill_timing(r, runs.summary, runs.identical, shape);
 }
 
-// One run's result against its reference.
-struct Verdict {
-  Verdict() = default;
-  Verdict(const Check& c, double result_, double reference_, std::string what_ = "")
-      : passed(c.passed), result(result_), reference(reference_), check(c), what(std::move(what_)) {}
-  // A float sum against the double reference (check_result).
-  Verdict(float x, const Reference& ref, std::int64_t n, Pattern p) : Verdict(check_result(x, ref, n, p), x, ref.sum) {}
-  bool passed = false;
-  double result = 0.0, reference = 0.0;  // as the record shows them (stats: the mean)
-  Check check;                           // |error|, tolerance and whether exact
-  std::string what;                      // what was wrong when it failed ("the min", "segment 7 [70, 80)")
-  std::string note;                      // context for the message ("bits 0x3f800001, the model's 0x3f800000")
-};
-
 // Asks verdict(k) for runs k = 0 .. r.runs_total - 1, counts runs_correct, and sets result, reference,
 // abs_error, tolerance and exact_check from the run the record shows: the first wrong one, else the
 // last. The first wrong run is told in one line on stderr (unless speak is false). Returns the shown run.
 int check_runs(Report& r, const std::function<Verdict(int)>& verdict, bool speak = true);
+
+// A rival in the record: absent, the field <name> saying why; else its fields, describe's of the run
+// shown (prefixed with its name: cub_bits), its comparison (add_comparison), <name>_passed (every run
+// passed verdict, which must depend on the results alone) and <name>_runs_identical. A rival's wrong run is told on stderr as a note and does
+// not fail the record: the step is on trial, not the rival (CUB's min does not propagate NaN).
+struct RivalCheck {
+  int correct = 0, total = 0, first_wrong = -1;
+  Verdict wrong;  // the first wrong run's
+};
+void record_rival(Report& r, const std::string& name, const Summary& ms, bool identical, const RivalCheck& check,
+                  std::vector<Field> fields);
+template <typename S>
+void add_rival(Report& r, const RivalRuns<S>& c, const typename RivalRuns<S>::Verdicts& verdict,
+               const typename RivalRuns<S>::Describe& describe = {}) {
+  if (!c.absent.empty()) {
+    r.extra.push_back(text_field(c.name, c.absent));
+    return;
+  }
+  RivalCheck check;
+  check.total = c.total();
+  Verdict v;
+  for (int k = 0; k < check.total; ++k) {
+    // A run with the bits of the run before has its verdict: a per-segment check runs once, not per run.
+    if (k == 0 || std::memcmp(c.run(k), c.run(k - 1), c.count * sizeof(S)) != 0) v = verdict(c.run(k));
+    check.correct += v.passed;
+    if (!v.passed && check.first_wrong < 0) check.first_wrong = k, check.wrong = v;
+  }
+  std::vector<Field> fields = c.fields;
+  const int shown = check.first_wrong >= 0 ? check.first_wrong : check.total - 1;
+  if (describe && shown >= 0)
+    for (Field& f : prefixed(c.name, describe(c.run(shown)))) fields.push_back(std::move(f));
+  record_rival(r, c.name, c.summary, c.identical, check, std::move(fields));
+}
+
+// Typed results: a reduction of elements of T under operator O (its State, ops.hpp), as 12 records them.
+// The value a record shows as result: the result itself, or for stats its mean; reference_value the
+// reference's counterpart. typed_verdict checks one result (check_typed, `what` the failing field).
+template <typename T, Op O>
+double shown_value(const typename op_t<O, T>::State& s) {
+  if constexpr (O == Op::stats) return static_cast<double>(s.moments.mean);
+  else return static_cast<double>(s);
+}
+template <typename T, Op O>
+double reference_value(const TypedReference<T>& r) {
+  if constexpr (O == Op::sum) return std::is_integral_v<T> ? static_cast<double>(r.exact_sum) : static_cast<double>(r.sum);
+  else if constexpr (O == Op::min) return static_cast<double>(r.min);
+  else if constexpr (O == Op::max) return static_cast<double>(r.max);
+  else return static_cast<double>(r.mean);
+}
+template <typename T, Op O>
+Verdict typed_verdict(const typename op_t<O, T>::State& s, const TypedReference<T>& ref, Pattern p) {
+  std::string what;
+  const Check c = check_typed<T, O>(s, ref, p, &what);
+  return Verdict(c, shown_value<T, O>(s), reference_value<T, O>(ref), what);
+}
+// The result's own fields: result_exact, or stats' count, sum, min, max, sum_squares, mean and variance.
+template <typename T, Op O>
+std::vector<Field> typed_result_fields(const typename op_t<O, T>::State& s) {
+  if constexpr (O != Op::stats) {
+    return {text_field("result_exact", exact_text(s))};
+  } else {
+    const auto& m = s.moments;
+    return {number_field("count", static_cast<double>(m.count)), text_field("sum", exact_text(s.sum)),
+            text_field("min", exact_text(s.min)), text_field("max", exact_text(s.max)),
+            number_field("sum_squares", s.sum_squares), number_field("mean", m.mean),
+            number_field("variance", m.count > 0 ? m.m2 / m.count : 0.0)};
+  }
+}
 
 // The CPU yardsticks over x[0..n) (Report::cpu_ms, cpu_parallel_ms, cpu_threads): the plain loop on one
 // core and the vectorized one on all, each the median of `runs` (0: not timed).

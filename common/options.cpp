@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "files.hpp"  // quote()
+
 namespace reduce {
 namespace {
 
@@ -123,15 +125,16 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
       name.resize(eq);
     }
     if (name == "--help" || name == "-h") {
+      if (value) throw UsageError("option " + name + " takes no value");
       opt.help = true;
       continue;
     }
-    if (name.rfind("--", 0) != 0) throw UsageError("unexpected argument '" + args[i] + "' (options start with --; see --help)");
+    if (name.rfind("--", 0) != 0) throw UsageError("unexpected argument " + quote(args[i]) + " (options start with --; see --help)");
     static const char* const kKnown[] = {"--n", "--iters", "--warmup", "--block", "--seed",
                                          "--pattern", "--format", "--device", "--cpu-runs"};
     const auto extra = std::find_if(spec.extra.begin(), spec.extra.end(), [&](const ExtraOption& e) { return e.name == name; });
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown) && extra == spec.extra.end())
-      throw UsageError("unknown option '" + name + "' (see --help)");
+      throw UsageError("unknown option " + quote(name) + " (see --help)");
     if (opt.has(name)) throw UsageError("option " + name + " given twice");
     if (name == "--block" && !spec.block.takes_option()) throw UsageError("--block: " + std::string(spec.block.reason));
     for (const auto& [refused, why] : spec.refused)
@@ -148,7 +151,7 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
     }
     const std::string& v = *value;
     auto bad = [&](const std::string& expected) {
-      return UsageError("invalid value '" + v + "' for " + name + ": expected " + expected);
+      return UsageError("invalid value " + quote(v) + " for " + name + ": expected " + expected);
     };
     auto int_in = [&](int lo, int hi, const std::string& expected) {
       const auto x = parse_int<int>(v);

@@ -92,7 +92,8 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Parses argv[1..argc). Accepts "--name value" and "--name=value". Throws UsageError.
+// Parses argv[1..argc). Accepts "--name value" and "--name=value"; a flag and --help take no value.
+// Throws UsageError, whose one line shows any value the user gave through quote() (files.hpp).
 Options parse_options(int argc, const char* const* argv, const OptionSpec& spec = {});
 Options parse_options(const std::vector<std::string>& args, const OptionSpec& spec = {});
 

@@ -115,6 +115,7 @@ Field bool_field(std::string name, bool value) { return Field{Field::boolean, st
 Summary summarize(std::vector<double> samples) {
   Summary s;
   if (samples.empty()) return s;
+  s.samples = samples;
   std::sort(samples.begin(), samples.end());
   const std::size_t k = samples.size();
   auto median_of = [&](std::size_t first, std::size_t count) {
@@ -231,6 +232,17 @@ std::string format_json(const Report& r) {
     else out += f.value;
     first = false;
   }
+  // Every timed sample (ms), the step's and each comparison's, so that compare can bootstrap the ratio
+  // of medians.
+  auto samples = [&](const std::string& name, const std::vector<double>& ms) {
+    if (ms.empty()) return;
+    out += std::string(first ? "" : ", ") + json_string(name) + ": [";
+    for (std::size_t i = 0; i < ms.size(); ++i) out += (i ? ", " : "") + json_number(ms[i]);
+    out += "]";
+    first = false;
+  };
+  samples("samples_ms", r.ms.samples);
+  for (const auto& [name, ms] : r.extra_samples) samples(name + "_samples_ms", ms);
   return out + "}";
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "options.hpp"
@@ -13,6 +14,7 @@ namespace reduce {
 struct Summary {
   double median = 0.0, min = 0.0, max = 0.0;
   double q1 = 0.0, q3 = 0.0;  // the lower and upper quartiles: the middle half of the runs lies between
+  std::vector<double> samples;  // every timed run in run order: the json record keeps them for compare's bootstrap
 };
 // Median (mean of the two middle values for an even count), quartiles (the medians of the lower and
 // upper halves), min and max. Empty input: all zero.
@@ -48,6 +50,8 @@ struct Report {
   int element_bytes = 4;               // sizeof the element type: bytes read = n * element_bytes
   std::string element_name = "floats"; // for the text report: "n = 1000 floats"
   std::vector<Field> extra;            // a program's own fields, after the common ones
+  // The timed samples of the record's comparisons (add_comparison), by name: json <name>_samples_ms.
+  std::vector<std::pair<std::string, std::vector<double>>> extra_samples;
   double bytes = 0.0;                  // bytes read per reduction when more than the elements (a
                                        // segmented sum's offsets); 0: n * element_bytes
   DeviceInfo device;
@@ -93,8 +97,8 @@ std::string csv_header(const Report& r);   // with r's extra fields
 std::string format_csv(const Report& r);   // one line, columns as csv_header()
 std::string format_json(const Report& r);  // one object on one line
 
-// JSON pieces for programs that write records of their own: a quoted, escaped string (control
-// characters dropped), and a number with round-trip precision (null where it is not finite).
+// The JSON pieces of a record: a quoted, escaped string (control characters dropped), and a number
+// with round-trip precision (null where it is not finite).
 std::string json_string(const std::string& s);
 std::string json_number(double v);
 

@@ -1,4 +1,4 @@
-// Experiments behind PERF_NOTES.md, each a small set of rows timed like the harness times a step
+// Experiments behind docs/method.md, each a small set of rows timed like the harness times a step
 // (L2 flushed before every run, events around the launch only, median of the runs). Not part of the
 // suite or its tests; built with -DREDUCE_BUILD_PERF=ON as bin/perf/perf_variants.
 //   atomics   step 00's lesson: one atomic per element into a float or a double, against
@@ -11,19 +11,23 @@
 //             512 threads, each changed alone, at sizes from 2^16 to 2^30, every run checked exactly
 //   chunks    how far apart the blocks read: each block streams C tiles of 32 KB in turn (C = 1 is
 //             the read ceiling's kernel; C = 4 is 13's interior tiles), at 4 and 8 blocks per SM
-//   perf_variants SET [log2 n ...]
+//   perf_variants SET [log2 n ...] [--format json|text]
+// Output: the engine's records, one json line per variant and size (step "perf_variants", the fields
+// set and variant naming the row, every timed sample kept), or with --format text the same as tables.
 #include <cuda/atomic>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <stdexcept>
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include "device.cuh"
+#include "files.hpp"
 #include "harness.cuh"
 #include "input.hpp"
 #include "read_tiles.cuh"
@@ -40,12 +44,56 @@ namespace {
 
 using reduce::DeviceBuffer;
 
-// Median milliseconds of `runs` launches after one warm-up, each after an L2 flush (the harness's way).
-double time_ms(reduce::L2Flusher& flusher, cudaStream_t stream, int runs, const std::function<void()>& launch) {
+// Where the rows go: json records (the default), or the text tables (`text` and its lines).
+struct Out {
+  std::string set;
+  reduce::DeviceInfo device;
+  reduce::Format format = reduce::Format::json;
+  bool text() const { return format == reduce::Format::text; }
+  void line(const char* fmt, ...) const __attribute__((format(printf, 2, 3)));
+  // A record of this set (format_json, as every step's): the row `variant` at n floats, timed `ms` after
+  // `warmup` untimed runs, launched as `shape`; the caller adds its result, check and fields, then emit().
+  reduce::Report record(const std::string& variant, std::int64_t n, reduce::Pattern pattern, int warmup,
+                        const reduce::Summary& ms, const reduce::LaunchShape& shape) const {
+    reduce::Options opt;
+    opt.n = n;
+    opt.pattern = pattern;
+    opt.iters = static_cast<int>(ms.samples.size());
+    opt.warmup = warmup;
+    reduce::Report r = reduce::fill_common(bench(), opt, device);
+    reduce::fill_timing(r, ms, /*identical=*/true, shape);
+    r.extra = {reduce::text_field("set", set), reduce::text_field("variant", variant)};
+    return r;
+  }
+  // Emits r (json only) once its check is known; unchecked rows (timing experiments on zeros, float
+  // atomics whose error is the measurement) say so in the field `check`.
+  void emit(reduce::Report& r, const char* unchecked = nullptr) const {
+    if (unchecked) {
+      r.runs_correct = r.runs_total;
+      r.extra.push_back(reduce::text_field("check", unchecked));
+    }
+    reduce::finish(r, /*input_unchanged=*/true, /*speak=*/false);
+    if (!text()) std::cout << reduce::format_json(r) << "\n";
+  }
+  reduce::Bench bench() const {
+    return reduce::Bench{"perf_variants", "the experiments behind docs/method.md (perf/variants.cu)"};
+  }
+};
+
+void Out::line(const char* fmt, ...) const {
+  if (!text()) return;
+  va_list args;
+  va_start(args, fmt);
+  std::vprintf(fmt, args);
+  va_end(args);
+}
+
+// `runs` launches after one warm-up, each after an L2 flush (the harness's way): their times.
+reduce::Summary time_ms(reduce::L2Flusher& flusher, cudaStream_t stream, int runs, const std::function<void()>& launch) {
   return reduce::summarize(reduce::time_runs(1, runs, flusher, stream, [&](int) {
     launch();
     CUDA_CHECK(cudaGetLastError());
-  })).median;
+  }));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -65,22 +113,31 @@ __global__ void atomic_per_warp(const float* in, std::int64_t n, Acc* total) {
 }
 
 template <typename Acc>
-void atomics_row(const char* name, void (*kernel)(const float*, std::int64_t, Acc*), const float* in,
-                 std::int64_t n, const reduce::Reference& ref, reduce::L2Flusher& flusher, cudaStream_t stream) {
+void atomics_row(const Out& out, const char* name, const char* variant, void (*kernel)(const float*, std::int64_t, Acc*),
+                 const float* in, std::int64_t n, reduce::Pattern p, const reduce::Reference& ref,
+                 reduce::L2Flusher& flusher, cudaStream_t stream) {
   DeviceBuffer<Acc> total(1);
   const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(reduce::ceil_div(n, 256), 1));
-  const double ms = time_ms(flusher, stream, 10, [&] {
+  const reduce::Summary ms = time_ms(flusher, stream, 10, [&] {
     CUDA_CHECK(cudaMemsetAsync(total.get(), 0, sizeof(Acc), stream));
     kernel<<<blocks, 256, 0, stream>>>(in, n, total.get());
   });
   Acc got{};
   CUDA_CHECK(cudaMemcpy(&got, total.get(), sizeof(Acc), cudaMemcpyDeviceToHost));
   const double rel = ref.sum != 0 ? std::fabs(static_cast<double>(got) - ref.sum) / std::fabs(ref.sum) : 0.0;
-  std::printf("%-28s %8.3f ms %10.1f GB/s %12.3e adds/s  result %.9g  rel. error %.2e\n", name, ms,
-              n * 4.0 / (ms * 1e6), n / (ms * 1e-3), static_cast<double>(got), rel);
+  out.line("%-28s %8.3f ms %10.1f GB/s %12.3e adds/s  result %.9g  rel. error %.2e\n", name, ms.median,
+           n * 4.0 / (ms.median * 1e6), n / (ms.median * 1e-3), static_cast<double>(got), rel);
+  reduce::Report r = out.record(variant, n, p, 1, ms, reduce::LaunchShape{blocks, 256, 1});
+  r.deterministic = false;  // atomics add in whatever order they arrive
+  r.result = static_cast<double>(got);
+  r.reference = ref.sum;
+  r.abs_error = std::fabs(r.result - ref.sum);
+  r.extra.push_back(reduce::number_field("adds_per_s", n / (ms.median * 1e-3)));
+  r.extra.push_back(reduce::number_field("rel_error", rel));
+  out.emit(r, "none: the error is the measurement");
 }
 
-void set_atomics(const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaStream_t stream) {
+void set_atomics(const Out& out, const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaStream_t stream) {
   for (reduce::Pattern p : {reduce::Pattern::constant, reduce::Pattern::uniform}) {
     for (int k : logs) {
       const std::int64_t n = std::int64_t{1} << k;
@@ -89,11 +146,12 @@ void set_atomics(const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaS
       const reduce::Reference ref = reduce::reference_sum(host.data(), n);
       DeviceBuffer<float> in(n);
       CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-      std::printf("atomics n = 2^%d, pattern %s, reference %.9g\n", k, reduce::to_string(p), ref.sum);
-      atomics_row<float>("  per element, float", atomic_per_element<float>, in.get(), n, ref, flusher, stream);
-      atomics_row<double>("  per element, double (00)", atomic_per_element<double>, in.get(), n, ref, flusher, stream);
-      atomics_row<float>("  per warp, float", atomic_per_warp<float>, in.get(), n, ref, flusher, stream);
-      atomics_row<double>("  per warp, double", atomic_per_warp<double>, in.get(), n, ref, flusher, stream);
+      out.line("atomics n = 2^%d, pattern %s, reference %.9g\n", k, reduce::to_string(p), ref.sum);
+      atomics_row<float>(out, "  per element, float", "per_element_float", atomic_per_element<float>, in.get(), n, p, ref, flusher, stream);
+      atomics_row<double>(out, "  per element, double (00)", "per_element_double", atomic_per_element<double>, in.get(), n, p, ref,
+                          flusher, stream);
+      atomics_row<float>(out, "  per warp, float", "per_warp_float", atomic_per_warp<float>, in.get(), n, p, ref, flusher, stream);
+      atomics_row<double>(out, "  per warp, double", "per_warp_double", atomic_per_warp<double>, in.get(), n, p, ref, flusher, stream);
     }
   }
 }
@@ -106,7 +164,7 @@ __global__ void chase(const unsigned* next, int steps, unsigned* sink) {
   *sink = i;
 }
 
-void set_latency(reduce::L2Flusher& flusher, cudaStream_t stream, const reduce::DeviceInfo& device) {
+void set_latency(const Out& out, reduce::L2Flusher& flusher, cudaStream_t stream, const reduce::DeviceInfo& device) {
   constexpr std::int64_t kStride = 1024;  // unsigneds: 4 KB between nodes
   const std::int64_t nodes = std::max<std::int64_t>(16 * device.l2_bytes / (kStride * 4), 1 << 14);
   std::vector<unsigned> order(nodes);
@@ -118,48 +176,65 @@ void set_latency(reduce::L2Flusher& flusher, cudaStream_t stream, const reduce::
   DeviceBuffer<unsigned> d(next.size()), sink(1);
   CUDA_CHECK(cudaMemcpy(d.get(), next.data(), next.size() * 4, cudaMemcpyHostToDevice));
   for (int steps : {2000, 8000}) {
-    const double ms = time_ms(flusher, stream, 5, [&] { chase<<<1, 1, 0, stream>>>(d.get(), steps, sink.get()); });
-    std::printf("latency: %d dependent loads over %.0f MB (4 KB apart): %.0f ns per load\n", steps,
-                next.size() * 4 / 1e6, ms * 1e6 / steps);
+    const reduce::Summary ms = time_ms(flusher, stream, 5, [&] { chase<<<1, 1, 0, stream>>>(d.get(), steps, sink.get()); });
+    out.line("latency: %d dependent loads over %.0f MB (4 KB apart): %.0f ns per load\n", steps, next.size() * 4 / 1e6,
+             ms.median * 1e6 / steps);
+    // n: the dependent loads, 4 bytes each.
+    reduce::Report r = out.record("chase_" + std::to_string(steps), steps, reduce::Pattern::uniform, 1, ms,
+                                  reduce::LaunchShape{1, 1, 1});
+    r.extra.push_back(reduce::number_field("ns_per_load", ms.median * 1e6 / steps));
+    r.extra.push_back(reduce::number_field("buffer_bytes", next.size() * 4.0));
+    out.emit(r, "none: a latency, no result");
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Set tiles: perf/read_tiles.cuh's kernel (perf/read_ceiling.cu's) at every shape.
+// A read-only row of zeros: the record of one timing (no result to check).
+void read_row(const Out& out, const std::string& variant, std::int64_t vectors, const reduce::Summary& ms,
+              const reduce::LaunchShape& shape, std::vector<reduce::Field> fields) {
+  reduce::Report r = out.record(variant, vectors * 4, reduce::Pattern::uniform, 1, ms, shape);
+  r.extra.insert(r.extra.end(), fields.begin(), fields.end());
+  out.emit(r, "none: it only reads zeros");
+}
+
 template <int Block, int Loads>
-void tiles_cell(const float4* in, std::int64_t vectors, float* sink, reduce::L2Flusher& flusher, cudaStream_t stream) {
+void tiles_cell(const Out& out, const float4* in, std::int64_t vectors, float* sink, reduce::L2Flusher& flusher,
+                cudaStream_t stream) {
   const std::int64_t blocks = std::max<std::int64_t>(reduce::ceil_div(vectors, std::int64_t{Block} * Loads), 1);
-  const double ms = time_ms(flusher, stream, 20, [&] {
+  const reduce::Summary ms = time_ms(flusher, stream, 20, [&] {
     read_tiles<Block, Loads><<<static_cast<unsigned>(blocks), Block, 0, stream>>>(in, vectors, sink);
   });
-  std::printf(" %7.0f", vectors * 16.0 / (ms * 1e6));
+  out.line(" %7.0f", vectors * 16.0 / (ms.median * 1e6));
+  read_row(out, "block" + std::to_string(Block) + "_loads" + std::to_string(Loads), vectors, ms,
+           reduce::LaunchShape{blocks, Block, 1}, {reduce::number_field("loads_per_thread", Loads)});
 }
 
 template <int Block>
-void tiles_row(const float4* in, std::int64_t vectors, float* sink, reduce::L2Flusher& flusher, cudaStream_t stream) {
-  std::printf("  block %4d:", Block);
-  tiles_cell<Block, 1>(in, vectors, sink, flusher, stream);
-  tiles_cell<Block, 2>(in, vectors, sink, flusher, stream);
-  tiles_cell<Block, 4>(in, vectors, sink, flusher, stream);
-  tiles_cell<Block, 8>(in, vectors, sink, flusher, stream);
-  tiles_cell<Block, 16>(in, vectors, sink, flusher, stream);
-  std::printf("\n");
+void tiles_row(const Out& out, const float4* in, std::int64_t vectors, float* sink, reduce::L2Flusher& flusher,
+               cudaStream_t stream) {
+  out.line("  block %4d:", Block);
+  tiles_cell<Block, 1>(out, in, vectors, sink, flusher, stream);
+  tiles_cell<Block, 2>(out, in, vectors, sink, flusher, stream);
+  tiles_cell<Block, 4>(out, in, vectors, sink, flusher, stream);
+  tiles_cell<Block, 8>(out, in, vectors, sink, flusher, stream);
+  tiles_cell<Block, 16>(out, in, vectors, sink, flusher, stream);
+  out.line("\n");
 }
 
-void set_tiles(const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaStream_t stream) {
+void set_tiles(const Out& out, const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaStream_t stream) {
   for (int k : logs) {
     const std::int64_t vectors = (std::int64_t{1} << k) / 4;
     DeviceBuffer<float4> in(vectors);
     DeviceBuffer<float> sink(std::max<std::int64_t>(reduce::ceil_div(vectors, 128), 1));  // a float per block, at most
     CUDA_CHECK(cudaMemset(in.get(), 0, in.bytes()));
-    std::printf("tiles n = 2^%d floats, GB/s, one tile per block; columns: float4 loads per thread 1 2 4 8 16\n", k);
-    tiles_row<128>(in.get(), vectors, sink.get(), flusher, stream);
-    tiles_row<256>(in.get(), vectors, sink.get(), flusher, stream);
-    tiles_row<512>(in.get(), vectors, sink.get(), flusher, stream);
-    tiles_row<1024>(in.get(), vectors, sink.get(), flusher, stream);
+    out.line("tiles n = 2^%d floats, GB/s, one tile per block; columns: float4 loads per thread 1 2 4 8 16\n", k);
+    tiles_row<128>(out, in.get(), vectors, sink.get(), flusher, stream);
+    tiles_row<256>(out, in.get(), vectors, sink.get(), flusher, stream);
+    tiles_row<512>(out, in.get(), vectors, sink.get(), flusher, stream);
+    tiles_row<1024>(out, in.get(), vectors, sink.get(), flusher, stream);
   }
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Set chunks: the same bytes in flight per SM, the blocks' reads spread wider. A block of 256 threads
@@ -185,7 +260,7 @@ __global__ void __launch_bounds__(256) read_chunks(const float4* __restrict__ in
   if (sum == -1.0f) sink[blockIdx.x] = sum;  // never true for the zero-filled input
 }
 
-void set_chunks(const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaStream_t stream) {
+void set_chunks(const Out& out, const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaStream_t stream) {
   int device = 0, smem_sm = 0, reserved = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
@@ -199,21 +274,25 @@ void set_chunks(const std::vector<int>& logs, reduce::L2Flusher& flusher, cudaSt
     DeviceBuffer<float4> in(vectors);
     DeviceBuffer<float> sink(std::max<std::int64_t>(reduce::ceil_div(vectors, 256 * 8), 1));  // a float per block, at most
     CUDA_CHECK(cudaMemset(in.get(), 0, in.bytes()));
-    std::printf("chunks n = 2^%d floats, GB/s (median of 20 runs, %d rounds); columns: tiles of 32 KB per block, "
-                "1 2 4 8\n", k, kRounds);
+    out.line("chunks n = 2^%d floats, GB/s (median of 20 runs, %d rounds); columns: tiles of 32 KB per block, "
+             "1 2 4 8\n", k, kRounds);
     for (const int smem : {quarter, 0}) {
       int per_sm = 0;
       CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_chunks, 256, smem));
       for (int round = 1; round <= kRounds; ++round) {
-        std::printf("  %d blocks per SM, round %d:", per_sm, round);
+        out.line("  %d blocks per SM, round %d:", per_sm, round);
         for (const int chunk : kChunks) {
           const std::int64_t blocks = std::max<std::int64_t>(reduce::ceil_div(vectors, std::int64_t{256} * 8 * chunk), 1);
-          const double ms = time_ms(flusher, stream, 20, [&] {
+          const reduce::Summary ms = time_ms(flusher, stream, 20, [&] {
             read_chunks<<<static_cast<unsigned>(blocks), 256, smem, stream>>>(in.get(), vectors, chunk, sink.get());
           });
-          std::printf(" %7.0f", vectors * 16.0 / (ms * 1e6));
+          out.line(" %7.0f", vectors * 16.0 / (ms.median * 1e6));
+          read_row(out, "chunk" + std::to_string(chunk) + "_per_sm" + std::to_string(per_sm), vectors, ms,
+                   reduce::LaunchShape{blocks, 256, 1},
+                   {reduce::number_field("chunk_tiles", chunk), reduce::number_field("blocks_per_sm", per_sm),
+                    reduce::number_field("round", round)});
         }
-        std::printf("\n");
+        out.line("\n");
       }
     }
   }
@@ -353,9 +432,9 @@ std::vector<AblationRow> ablation_rows() {
 
 // Each size: kRounds rounds, each running every row kIters times after kWarmup (the rows interleaved,
 // so a drift of the GPU's speed during the set falls on all rows alike); every run's result is checked
-// exactly (pattern int) and must be bitwise the same as the row's first.
-void set_ablation(const std::vector<int>& logs, const reduce::DeviceInfo& device, reduce::L2Flusher& flusher,
-                  cudaStream_t stream) {
+// exactly (pattern int) and must be bitwise the same as the row's first. False when a row failed.
+bool set_ablation(const Out& out, const std::vector<int>& logs, const reduce::DeviceInfo& device,
+                  reduce::L2Flusher& flusher, cudaStream_t stream) {
   constexpr int kRounds = 5, kIters = 20, kWarmup = 2;
   const reduce::Pattern pattern = reduce::Pattern::integers;
   const std::int64_t max_n = std::int64_t{1} << *std::max_element(logs.begin(), logs.end());
@@ -367,33 +446,35 @@ void set_ablation(const std::vector<int>& logs, const reduce::DeviceInfo& device
   DeviceBuffer<unsigned long long> slots(std::size_t{32} * device.sm_count);  // 32 blocks per SM at most
   CUDA_CHECK(cudaMemset(slots.get(), 0, slots.bytes()));
   const std::vector<AblationRow> rows = ablation_rows();
-  std::printf("ablation: float sum, pattern int (every run checked exactly), %d rounds x %d runs per row after %d "
-              "warm-up, L2 flushed before each; GB/s of the median, slowest (min) and fastest (max) of all runs; "
-              "round_lo/round_hi: the slowest and fastest round's median; vs_a: row a's median time over this row's\n",
-              kRounds, kIters, kWarmup);
-  std::printf("%5s %-3s %-15s %-6s %5s %-6s %6s %11s %9s %9s %9s %9s %7s %s\n", "log2n", "row", "variant", "layout",
-              "block", "rule", "grid", "median_GBps", "min_GBps", "max_GBps", "round_lo", "round_hi", "vs_a", "check");
+  out.line("ablation: float sum, pattern int (every run checked exactly), %d rounds x %d runs per row after %d "
+           "warm-up, L2 flushed before each; GB/s of the median, slowest (min) and fastest (max) of all runs; "
+           "round_lo/round_hi: the slowest and fastest round's median; vs_a: row a's median time over this row's\n",
+           kRounds, kIters, kWarmup);
+  out.line("%5s %-3s %-15s %-6s %5s %-6s %6s %11s %9s %9s %9s %9s %7s %s\n", "log2n", "row", "variant", "layout",
+           "block", "rule", "grid", "median_GBps", "min_GBps", "max_GBps", "round_lo", "round_hi", "vs_a", "check");
   bool all_passed = true;
   for (int k : logs) {
     const std::int64_t n = std::int64_t{1} << k;
     const reduce::Reference ref = reduce::reference_sum(host.data(), n);
     std::vector<std::vector<double>> ms(rows.size()), round_medians(rows.size());
     std::vector<reduce::LaunchShape> shapes(rows.size());
-    std::vector<bool> passed(rows.size(), true);
+    std::vector<int> correct(rows.size(), 0);
+    std::vector<bool> identical(rows.size(), true);
+    std::vector<float> last(rows.size(), 0.0f);
     for (int round = 0; round < kRounds; ++round) {
       for (std::size_t r = 0; r < rows.size(); ++r) {
         reduce::LaunchConfig cfg{rows[r].block, device.ordinal, device.sm_count};
         reduce::LaunchConfig first = cfg;
         reduce::LaunchShape shape;
         first.shape = &shape;
-        const auto runs = reduce::run_slots<float>(kWarmup, kIters, 1, flusher, stream, [&](float* out, int run) {
-          return rows[r].launch(in.get(), n, out, reduce::Scratch{slots.get(), slots.bytes()}, run == 0 ? first : cfg,
+        const auto runs = reduce::run_slots<float>(kWarmup, kIters, 1, flusher, stream, [&](float* results, int run) {
+          return rows[r].launch(in.get(), n, results, reduce::Scratch{slots.get(), slots.bytes()}, run == 0 ? first : cfg,
                                 stream);
         });
         if (round == 0) shapes[r] = shape;
-        for (int run = 0; run < runs.total(); ++run)
-          passed[r] = passed[r] && reduce::check_result(*runs.run(run), ref, n, pattern).passed;
-        passed[r] = passed[r] && runs.identical;
+        for (int run = 0; run < runs.total(); ++run) correct[r] += reduce::check_result(*runs.run(run), ref, n, pattern).passed;
+        identical[r] = identical[r] && runs.identical && (round == 0 || *runs.run(0) == last[r]);
+        last[r] = *runs.run(runs.total() - 1);
         ms[r].insert(ms[r].end(), runs.ms.begin(), runs.ms.end());
         round_medians[r].push_back(runs.summary.median);
       }
@@ -402,53 +483,74 @@ void set_ablation(const std::vector<int>& logs, const reduce::DeviceInfo& device
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const reduce::Summary s = reduce::summarize(ms[r]), rounds = reduce::summarize(round_medians[r]);
       const double bytes = n * 4.0;
-      all_passed = all_passed && passed[r];
-      std::printf("%5d %-3s %-15s %-6s %5d %-6s %6lld %11.1f %9.1f %9.1f %9.1f %9.1f %7.3f %s\n", k, rows[r].id,
-                  rows[r].name, rows[r].layout, shapes[r].block, rows[r].grid_rule,
-                  static_cast<long long>(shapes[r].grid), reduce::gbps_of(bytes, s.median),
-                  reduce::gbps_of(bytes, s.max), reduce::gbps_of(bytes, s.min), reduce::gbps_of(bytes, rounds.max),
-                  reduce::gbps_of(bytes, rounds.min), base / s.median, passed[r] ? "PASS" : "FAIL");
+      const bool passed = correct[r] == kRounds * (kWarmup + kIters) && identical[r];
+      all_passed = all_passed && passed;
+      out.line("%5d %-3s %-15s %-6s %5d %-6s %6lld %11.1f %9.1f %9.1f %9.1f %9.1f %7.3f %s\n", k, rows[r].id,
+               rows[r].name, rows[r].layout, shapes[r].block, rows[r].grid_rule, static_cast<long long>(shapes[r].grid),
+               reduce::gbps_of(bytes, s.median), reduce::gbps_of(bytes, s.max), reduce::gbps_of(bytes, s.min),
+               reduce::gbps_of(bytes, rounds.max), reduce::gbps_of(bytes, rounds.min), base / s.median,
+               passed ? "PASS" : "FAIL");
+      reduce::Report rec = out.record(rows[r].name, n, pattern, kRounds * kWarmup, s, shapes[r]);
+      rec.runs_correct = correct[r];
+      rec.runs_identical = identical[r];
+      const reduce::Verdict v(last[r], ref, n, pattern);
+      rec.result = v.result;
+      rec.reference = v.reference;
+      rec.abs_error = v.check.abs_error;
+      rec.exact_check = v.check.exact;
+      rec.extra.insert(rec.extra.end(), {reduce::text_field("row", rows[r].id), reduce::text_field("layout", rows[r].layout),
+                                         reduce::text_field("grid_rule", rows[r].grid_rule),
+                                         reduce::number_field("rounds", kRounds),
+                                         reduce::number_field("round_lo_gbps", reduce::gbps_of(bytes, rounds.max)),
+                                         reduce::number_field("round_hi_gbps", reduce::gbps_of(bytes, rounds.min)),
+                                         reduce::number_field("vs_a", base / s.median)});
+      out.emit(rec);
     }
   }
-  if (!all_passed) throw std::runtime_error("ablation: a row gave a wrong or unrepeatable result (check FAIL)");
+  if (!all_passed) std::fprintf(stderr, "perf_variants: ablation: a row gave a wrong or unrepeatable result (check FAIL)\n");
+  return all_passed;
+}
+
+// perf_variants SET [log2 n ...] [--format json|text]
+int run(int argc, char** argv) {
+  Out out;
+  std::vector<int> logs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--format" || a.rfind("--format=", 0) == 0) {
+      const std::string v = a == "--format" ? (i + 1 < argc ? argv[++i] : "") : a.substr(9);
+      if (v != "json" && v != "text") throw reduce::UsageError("--format: json or text, got " + reduce::quote(v));
+      out.format = v == "text" ? reduce::Format::text : reduce::Format::json;
+    } else if (out.set.empty() && i == 1) {
+      out.set = a;
+    } else {
+      char* end = nullptr;
+      const long k = std::strtol(a.c_str(), &end, 10);
+      if (end == a.c_str() || *end != '\0' || k < 1 || k > 34)
+        throw reduce::UsageError("a size is log2 n from 1 to 34, got " + reduce::quote(a));
+      logs.push_back(static_cast<int>(k));
+    }
+  }
+  if (out.set != "atomics" && out.set != "latency" && out.set != "tiles" && out.set != "chunks" && out.set != "ablation")
+    throw reduce::UsageError("the first argument names a set: atomics, latency, tiles, chunks or ablation "
+                             "(perf_variants SET [log2 n ...] [--format json|text])");
+  out.device = reduce::open_device(0);
+  reduce::L2Flusher flusher(out.device);
+  reduce::Stream stream;
+  const auto sizes = [&](std::vector<int> fallback) { return logs.empty() ? fallback : logs; };
+  out.line("set %s: %s, %d SMs, %.1f MB L2, theoretical %.0f GB/s\n", out.set.c_str(), out.device.name.c_str(),
+           out.device.sm_count, out.device.l2_bytes / 1e6, out.device.peak_gbps);
+  if (out.set == "atomics") set_atomics(out, sizes({20, 24, 26}), flusher, stream.get());
+  if (out.set == "latency") set_latency(out, flusher, stream.get(), out.device);
+  if (out.set == "tiles") set_tiles(out, sizes({20, 23, 26, 28, 30}), flusher, stream.get());
+  if (out.set == "chunks") set_chunks(out, sizes({28, 30}), flusher, stream.get());
+  if (out.set == "ablation") return set_ablation(out, sizes({16, 18, 20, 22, 24, 26, 28, 30}), out.device, flusher, stream.get()) ? 0 : 1;
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string set = argc > 1 ? argv[1] : "";
-  std::vector<int> logs;
-  for (int i = 2; i < argc; ++i) {
-    char* end = nullptr;
-    const long k = std::strtol(argv[i], &end, 10);
-    if (end == argv[i] || *end != '\0' || k < 1 || k > 34) {
-      std::fprintf(stderr, "perf_variants: a size is log2 n from 1 to 34, got '%s'\n", argv[i]);
-      return 2;
-    }
-    logs.push_back(static_cast<int>(k));
-  }
-  if (set != "atomics" && set != "latency" && set != "tiles" && set != "chunks" && set != "ablation") {
-    std::fprintf(stderr, "usage: perf_variants atomics|latency|tiles|chunks|ablation [log2 n ...]\n");
-    return 2;
-  }
-  try {
-    const reduce::DeviceInfo device = reduce::open_device(0);
-    reduce::L2Flusher flusher(device);
-    reduce::Stream stream;
-    std::printf("set %s: %s, %d SMs, %.1f MB L2, theoretical %.0f GB/s\n", set.c_str(), device.name.c_str(),
-                device.sm_count, device.l2_bytes / 1e6, device.peak_gbps);
-    if (set == "atomics") set_atomics(logs.empty() ? std::vector<int>{20, 24, 26} : logs, flusher, stream.get());
-    if (set == "latency") set_latency(flusher, stream.get(), device);
-    if (set == "tiles") set_tiles(logs.empty() ? std::vector<int>{20, 23, 26, 28, 30} : logs, flusher, stream.get());
-    if (set == "chunks") set_chunks(logs.empty() ? std::vector<int>{28, 30} : logs, flusher, stream.get());
-    if (set == "ablation")
-      set_ablation(logs.empty() ? std::vector<int>{16, 18, 20, 22, 24, 26, 28, 30} : logs, device, flusher, stream.get());
-    return 0;
-  } catch (const reduce::NoUsableDevice& e) {
-    std::fprintf(stderr, "perf_variants: no usable CUDA device: %s\n", e.what());
-    return 77;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "perf_variants: %s\n", e.what());
-    return 1;
-  }
+  const std::int64_t n = 0;
+  return reduce::guarded_main("perf_variants", n, [&] { return run(argc, argv); });
 }

@@ -1,8 +1,24 @@
 # Runs EXE with ARGS (comma-separated) and checks its exit code is CODE. For a non-zero CODE the
 # error must be one line on stderr that mentions TEXT; for 0, stdout must mention TEXT.
+# An argument ">FILE" sends stdout to FILE instead (">/dev/full": output that cannot be written).
 string(REPLACE "," ";" arg_list "${ARGS}")
-execute_process(COMMAND ${EXE} ${arg_list}
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 30)
+set(command_args)
+set(stdout_file)
+foreach(arg IN LISTS arg_list)
+  if(arg MATCHES "^>(.+)$")
+    set(stdout_file "${CMAKE_MATCH_1}")
+  else()
+    list(APPEND command_args "${arg}")
+  endif()
+endforeach()
+if(stdout_file)
+  execute_process(COMMAND ${EXE} ${command_args}
+    RESULT_VARIABLE rc OUTPUT_FILE ${stdout_file} ERROR_VARIABLE err TIMEOUT 30)
+  set(out "(stdout went to ${stdout_file})")
+else()
+  execute_process(COMMAND ${EXE} ${command_args}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 30)
+endif()
 if(NOT rc STREQUAL "${CODE}")
   message(FATAL_ERROR "expected exit code ${CODE}, got '${rc}'\nstdout: ${out}\nstderr: ${err}")
 endif()

@@ -15,7 +15,7 @@ namespace reduce_test {
 
 // Why GPU tests cannot run here, or nothing when they can. Opens device 0 on first use, through the
 // harness's own open_device(), so that a test skips with the words an executable exits 77 with
-// ("no usable CUDA device: ..."): one cause, one wording, and scripts/skip_reasons counts it once.
+// ("no usable CUDA device: ..."): one cause, one wording, and scripts/suite skips counts it once.
 inline const std::optional<std::string>& no_gpu_reason() {
   static const std::optional<std::string> reason = []() -> std::optional<std::string> {
     try {
@@ -41,6 +41,31 @@ inline std::optional<std::string> lacks_device_memory(double bytes) {
   if (static_cast<double>(free_bytes) >= bytes) return std::nullopt;
   return "needs " + std::to_string(static_cast<long long>(bytes / (1 << 30)) + 1) + " GiB of free device memory, " +
          std::to_string(free_bytes >> 30) + " free";
+}
+
+// Set once a CUDA error has left the context unusable (an illegal address: every later call fails).
+inline bool& gpu_context_lost() {
+  static bool lost = false;
+  return lost;
+}
+
+// One case of a GPU property (tests/property.hpp's verify): runs f, which returns "" or why the case
+// failed; a CUDA error thrown inside (CUDA_CHECK) fails the case with its message instead of ending the
+// test before the seed is printed. After an error that loses the context every case would fail, so the
+// property's smaller() should offer no candidates once gpu_context_lost() is set.
+template <typename F>
+std::string verify_on_gpu(F&& f) {
+  if (gpu_context_lost()) return "the CUDA context was lost by an earlier case";
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    if (cudaDeviceSynchronize() != cudaSuccess) {
+      gpu_context_lost() = true;
+      why += " (the CUDA context is lost: this case is not shrunk)";
+    }
+    return why;
+  }
 }
 
 }  // namespace reduce_test

@@ -1,8 +1,10 @@
 // The engine that fills every record (common/harness.cuh), on the CPU: fill_common, check_runs and
-// finish on made-up runs, and run_bench's command line and exit codes with a measure() that opens no GPU.
+// finish on made-up runs, rivals in the record, and run_bench's command line and exit codes with a
+// measure() that opens no GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -120,6 +122,103 @@ TEST(Engine, FitsInL2IsOfTheBytesRead) {
   r.bytes = 17;
   reduce::finish(r, true);
   EXPECT_FALSE(r.fits_in_l2);
+}
+
+// A rival's made-up runs: run k's float sum is results[k], timed 2, 1 and 3 ms.
+reduce::RivalRuns<float> rival_runs(const std::string& name, const std::vector<float>& results) {
+  reduce::RivalRuns<float> c;
+  c.name = name;
+  c.results = results;
+  c.count = 1;
+  c.summary = reduce::summarize({2.0, 1.0, 3.0});
+  c.identical = std::all_of(results.begin(), results.end(), [&](float x) { return x == results[0]; });
+  return c;
+}
+
+std::vector<std::string> names(const Report& r) {
+  std::vector<std::string> out;
+  for (const reduce::Field& f : r.extra) out.push_back(f.name);
+  return out;
+}
+
+const reduce::Field* field(const Report& r, const std::string& name) {
+  for (const reduce::Field& f : r.extra)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+TEST(Engine, ARivalIsRecordedUnderItsName) {
+  Report r = checked({4, 4, 4, 4});
+  r.ms.median = 1.0;
+  reduce::derive_rates(r);
+  const auto exact = [](const float* x) {
+    reduce::Check c;
+    c.exact = true;
+    c.abs_error = *x > 4.0f ? *x - 4.0f : 4.0f - *x;
+    c.passed = c.abs_error == 0;
+    return Verdict(c, *x, 4.0, "the sum");
+  };
+  const auto bits = [](const float* x) {
+    return std::vector<reduce::Field>{reduce::text_field("bits", std::to_string(*x))};
+  };
+  reduce::add_rival(r, rival_runs("cub", {4, 4, 4, 4}), exact, bits);
+  EXPECT_EQ(names(r), (std::vector<std::string>{"cub_bits", "cub_median_ms", "cub_min_ms", "cub_max_ms", "cub_gbps",
+                                                "vs_cub", "cub_passed", "cub_runs_identical"}));
+  EXPECT_EQ(field(r, "cub_median_ms")->value, "2");
+  EXPECT_EQ(field(r, "vs_cub")->value, "2");  // it takes twice our time
+  EXPECT_EQ(field(r, "cub_passed")->value, "true");
+  EXPECT_NE(reduce::format_json(r).find("\"cub_samples_ms\": [2, 1, 3]"), std::string::npos) << reduce::format_json(r);
+  EXPECT_EQ(reduce::format_csv(r).find("samples"), std::string::npos);  // csv keeps no arrays
+}
+
+TEST(Engine, AWrongRivalIsANoteNotAFailure) {
+  Report r = checked({4, 4, 4});
+  testing::internal::CaptureStderr();
+  reduce::add_rival(r, rival_runs("step10", {4, 6, 7}), [](const float* x) {
+    reduce::Check c;
+    c.exact = true;
+    c.passed = *x == 4.0f;
+    return Verdict(c, *x, 4.0);
+  });
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(r.passed);  // the step is on trial, not its rival
+  EXPECT_EQ(field(r, "step10_passed")->value, "false");
+  EXPECT_EQ(field(r, "step10_runs_identical")->value, "false");
+  EXPECT_NE(err.find("99_made_up: n = 4: note: step10's run 2 of 3: the result is 6, reference 4"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+TEST(Engine, AnAbsentRivalSaysWhyAndTimesNothing) {
+  Report r = checked({4, 4});
+  reduce::RivalRuns<float> absent;
+  absent.name = "cub_g2g";
+  absent.absent = "no CCCL 3.5 given";
+  reduce::add_rival(r, absent, [](const float*) { return Verdict(); });
+  EXPECT_EQ(names(r), std::vector<std::string>{"cub_g2g"});
+  EXPECT_EQ(r.extra[0].value, "no CCCL 3.5 given");
+  EXPECT_EQ(reduce::format_json(r).find("cub_g2g_samples_ms"), std::string::npos);
+}
+
+TEST(Engine, PrefixedNamesFieldsForOneReduction) {
+  const auto f = reduce::prefixed("step", {reduce::number_field("abs_error", 0.5), reduce::text_field("bits", "0x0")});
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].name, "step_abs_error");
+  EXPECT_EQ(f[1].name, "step_bits");
+  EXPECT_EQ(f[1].value, "0x0");
+}
+
+TEST(Engine, SumVerdictMatchesANonFiniteReferenceAsItIs) {
+  reduce::Reference finite, nan, inf;
+  finite.sum = finite.abs_sum = 4.0;
+  nan.sum = std::nan("");
+  inf.sum = HUGE_VAL;
+  const reduce::Pattern p = reduce::Pattern::uniform;
+  EXPECT_TRUE(reduce::sum_verdict(4.0f, finite, 4, p).passed);
+  EXPECT_FALSE(reduce::sum_verdict(std::nanf(""), finite, 4, p).passed);
+  EXPECT_TRUE(reduce::sum_verdict(std::nanf(""), nan, 4, p).passed);
+  EXPECT_FALSE(reduce::sum_verdict(4.0f, nan, 4, p).passed);
+  EXPECT_TRUE(reduce::sum_verdict(INFINITY, inf, 4, p).passed);
+  EXPECT_FALSE(reduce::sum_verdict(-INFINITY, inf, 4, p).passed);
 }
 
 // run_bench: the exit code is every record's verdict; the block rule's refusal is exit 2 before measure().

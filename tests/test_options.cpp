@@ -169,3 +169,46 @@ TEST(RefusedOptions, NamedWithTheReason) {
   EXPECT_NE(u.find("refused here: GPUs 0 .. N-1"), std::string::npos) << u;
   EXPECT_EQ(u.find("small integers"), std::string::npos) << u;
 }
+
+// Counts at and past the int64 range: refused whatever the spelling, never wrapped to a small or
+// negative n (2^62 is in range of the type but past max_n(), and so refused too).
+TEST(ParseCount, RefusesCountsPastTheLargestN) {
+  for (const char* bad : {"2^62", "2^63", "2^64", "2^100", "9223372036854775807", "9223372036854775808",
+                          "18446744073709551616", "9007199254740993", "8589934592G", "9223372036854775807K"})
+    EXPECT_FALSE(parse_count(bad).has_value()) << "'" << bad << "'";
+  for (const char* bad : {"2^62", "2^63", "9223372036854775808", "2^64"}) {
+    const std::string msg = error_of({"--n", bad});
+    EXPECT_NE(msg.find("--n"), std::string::npos) << bad << ": " << msg;
+    EXPECT_NE(msg.find(bad), std::string::npos) << msg;
+  }
+}
+
+// --help is a flag: a value given to it is refused, naming it (as for every flag).
+TEST(ParseOptions, HelpTakesNoValue) {
+  for (const char* arg : {"--help=yes", "--help=", "-h=1"}) {
+    const std::string msg = error_of({arg});
+    EXPECT_NE(msg.find(std::string(arg).substr(0, std::string(arg).find('='))), std::string::npos) << arg << ": " << msg;
+    EXPECT_NE(msg.find("takes no value"), std::string::npos) << msg;
+  }
+}
+
+// A value echoed in a message is quoted: one line, at most about 80 characters of it, control and
+// non-UTF-8 bytes escaped (common/files.hpp, quote()).
+TEST(ParseOptions, ValuesInMessagesAreQuotedOnOneBoundedLine) {
+  std::string binary;
+  for (int i = 1; i < 256; ++i) binary += static_cast<char>(i);
+  const std::string big(100 * 1024, '9');
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--n", "12\nexit 0"}, std::vector<std::string>{"--pattern=" + binary},
+        std::vector<std::string>{"--seed", big}, std::vector<std::string>{"--frob\nnicate"},
+        std::vector<std::string>{"stray\r\n" + big}, std::vector<std::string>{"--format", "\xff\xfe"}}) {
+    const std::string msg = error_of(args);
+    ASSERT_FALSE(msg.empty());
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\r'), std::string::npos) << msg;
+    EXPECT_LT(msg.size(), 200u) << msg;
+    for (unsigned char c : msg) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << "byte " << int(c) << " in " << msg;
+  }
+  EXPECT_NE(error_of({"--n", "12\nexit 0"}).find("'12\\nexit 0'"), std::string::npos);
+  EXPECT_NE(error_of({"--seed", big}).find("... (102400 bytes)"), std::string::npos);
+}

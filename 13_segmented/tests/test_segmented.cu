@@ -306,7 +306,7 @@ TEST_P(FixedSize, MatchesTheReferenceAndCub) {
 }
 
 // Every (n, L) pair with at least one whole segment: L > n has nothing to sum and is refused by the
-// executable (cli.args), so it is not a case here.
+// executable (runs.txt), so it is not a case here.
 std::vector<std::tuple<std::int64_t, std::int64_t>> fixed_size_cases() {
   std::vector<std::tuple<std::int64_t, std::int64_t>> cases;
   for (const std::int64_t n : {std::int64_t{1}, std::int64_t{1001}, std::int64_t{100003}, (std::int64_t{1} << 22) + 3})

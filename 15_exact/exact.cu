@@ -1,0 +1,323 @@
+// Step 15: the exact sum, rounded once.
+//
+// What it shows: a float is m x 2^e, so a float sum is an integer count of 2^-149 and fits a fixed-point
+// accumulator (exact_acc.hpp). Integer addition is associative, so the result cannot depend on the
+// order: not on the grid, the block size, the GPU or the number of GPUs. The cost is kept near step
+// 10's by a window: each thread adds its floats in a double, which is exact while they share a narrow
+// band of exponents, and moves the double into the block's integer accumulator now and then.
+//
+// The window. Floats with biased exponents in [W - kBand, W] are multiples of 2^(W - kBand - 150) and
+// below 2^(W - 126) in magnitude; a sum of at most 2^11 of them is a multiple of the same power below
+// 2^(W - 115): kBand + 24 + 11 = 53 bits, so every double addition of them is exact, in any grouping.
+// Each thread checks its round of 16 floats against its band (three instructions a float), converts and
+// adds them in double, and every 2^11 floats the warp moves its 32 doubles into the block's accumulator
+// (three 64-bit digits each, summed by shuffles, then shared-memory atomics). A round with a float
+// outside the band re-centres the band just above the round's largest exponent (flushing the window if
+// it moves); floats still outside it (too small, NaN, infinities) are added exactly, one by one.
+// Main loop in the sm_90 SASS of the 512-thread kernel (cuobjdump -sass), per round of 16 floats on the
+// common path: 4 LDG.128 with their addresses and bounds (30 instructions), the band check (16 FSETP,
+// 16 IADD3, 16 ISETP, 7 PLOP3, the branch: 57), 16 F2F.F64.F32 and 16 DADD with the window count (38),
+// the loop (10): 135, about 8.4 a float, against the H200's issue budget of about 28.
+//
+// The blocks: each normalizes its shared accumulator and adds its 15 words to the scratch Acc with
+// 64-bit atomics; the last block to finish (a counter) takes the total, zeroes the scratch for the next
+// launch, and rounds once (launch) or writes the Acc (accumulate).
+#include <algorithm>
+#include <cstdint>
+
+#include "exact.cuh"
+
+namespace exact {
+
+namespace {
+
+constexpr int kLoadsInFlight = 4;                     // float4 loads per thread per round, as step 10
+constexpr int kRoundFloats = 4 * kLoadsInFlight;      // 16 floats per thread per round
+constexpr int kBand = 18;                             // exponents W - kBand .. W share the window
+constexpr int kWindowRounds = 128;                    // 128 x 16 = 2^11 floats per window: kBand + 11 + 24 = 53
+// A round adds below 2^47 to a shared limb (1024 threads x 32 digits below 2^32 on the slow path), so
+// normalizing every 2^12 rounds keeps the block's limbs below 2^60.
+constexpr int kNormalizeRounds = 1 << 12;
+constexpr std::int64_t kMaxGrid = std::int64_t{1} << 20;  // the scratch Acc sums this many normalized Accs
+
+static_assert(kRoundFloats * kWindowRounds <= (1 << 11) && kBand + 11 + 24 <= 53, "a window's sum must be exact in double");
+
+// The block's accumulator in shared memory: kLimbs limbs, then the NaN, +inf and -inf counts, as
+// unsigned words so that 64-bit atomicAdd wraps like two's complement (a negative digit is added as is).
+using Words = unsigned long long;
+
+// Adds x exactly, one float (the slow path and the unaligned ends): Acc's digits, atomically.
+__device__ void add_exact(Words* acc, float x) {
+  const std::uint32_t u = __float_as_uint(x);
+  const int e = (u >> 23) & 0xff;
+  const long long f = u & 0x7fffff;
+  if (e == 0xff) {
+    atomicAdd(&acc[f ? kLimbs : (u >> 31 ? kLimbs + 2 : kLimbs + 1)], 1ull);
+    return;
+  }
+  if (e == 0 && f == 0) return;
+  const long long m = e ? (f | 0x800000) : f;
+  const int s = e ? e - 1 : 0;
+  const long long v = (m << (s % 32)) * (u >> 31 ? -1 : 1);
+  atomicAdd(&acc[s / 32], static_cast<Words>(v & 0xffffffffLL));
+  if (v >> 32) atomicAdd(&acc[s / 32 + 1], static_cast<Words>(v >> 32));
+}
+
+// A window's sum d, a multiple of 2^-149 below 2^139 in magnitude (so normal in double), as three
+// signed digits: d = sum digit[j] * 2^(32 (k + j) - 149); k = -1 for zero.
+struct Digits {
+  int k = -1;
+  long long digit[3] = {0, 0, 0};
+};
+__device__ Digits digits_of(double d) {
+  Digits g;
+  if (d == 0.0) return g;
+  const unsigned long long b = __double_as_longlong(d);
+  unsigned long long m = (b & ((1ull << 52) - 1)) | (1ull << 52);  // |d| = m * 2^(s - 149)
+  int s = static_cast<int>((b >> 52) & 0x7ff) - 1075 + 149;
+  if (s < 0) {  // the bits shifted out are zero: d is a multiple of 2^-149
+    m >>= -s;
+    s = 0;
+  }
+  const int r = s % 32;
+  const unsigned long long lo = m << r, hi = r ? m >> (64 - r) : 0;  // m * 2^r: up to 84 bits
+  const long long sign = b >> 63 ? -1 : 1;
+  g.k = s / 32;
+  g.digit[0] = sign * static_cast<long long>(lo & 0xffffffffu);
+  g.digit[1] = sign * static_cast<long long>(lo >> 32);
+  g.digit[2] = sign * static_cast<long long>(hi);
+  return g;
+}
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// One thread's window: an exact double sum of floats whose exponents lie in the band [W - kBand, W].
+// A float x with bits u lies in the band when |x| < 2^(W - 126) (a float compare: NaN fails it, and so
+// does infinity, as 2^128 is infinity) and 2u - 2 >= lo (the sign shifted out; the -2 sends zeros to the
+// top, so they always pass): one FSETP, one IADD3 and one ISETP a float.
+struct Window {
+  double sum = 0.0;
+  int rounds = 0;
+  // The band at first: W = 127, floats from 2^-18 to below 2: data of that scale never re-centres it.
+  unsigned w = 127;
+  float hi = 2.0f;
+  unsigned lo = ((127u - kBand) << 24) - 2;
+
+  __device__ void set_band(unsigned top) {  // a biased exponent, 1 .. 254
+    w = top;
+    hi = __uint_as_float((w + 1) << 23);
+    lo = w >= kBand + 2 ? ((w - kBand) << 24) - 2 : 0;  // W - kBand <= 1: every nonzero float, subnormals too
+  }
+  __device__ bool in_band(float x) const {
+    const unsigned u = __float_as_uint(x);
+    return fabsf(x) < hi && u + (u + 0xfffffffeu) >= lo;
+  }
+
+  // This thread's window into the block's Acc alone (the slow path: rare, so contention does not matter).
+  __device__ void flush_own(Words* acc) {
+    const Digits g = digits_of(sum);
+    for (int j = 0; g.k >= 0 && j < 3; ++j)
+      if (g.digit[j]) atomicAdd(&acc[g.k + j], static_cast<Words>(g.digit[j]));
+    sum = 0.0;
+    rounds = 0;
+  }
+  // Every lane's window of the warp (all 32 lanes call it together): 512 threads flushing at once into
+  // the same limbs would wait on each other's compare-and-swap loops (Hopper has no 64-bit shared-memory
+  // atomic add), so the lanes that share a limb add their digits by shuffles and one lane adds the sums.
+  __device__ void flush_warp(Words* acc) {
+    const Digits g = digits_of(sum);
+    for (unsigned pending = __ballot_sync(kFullMask, g.k >= 0); pending;) {
+      const int k = __shfl_sync(kFullMask, g.k, __ffs(pending) - 1);
+      const bool mine = g.k == k;
+      for (int j = 0; j < 3; ++j) {
+        long long d = mine ? g.digit[j] : 0;  // |sum of 32| < 2^37
+        for (int offset = 16; offset > 0; offset /= 2) d += __shfl_down_sync(kFullMask, d, offset);
+        if (threadIdx.x % 32 == 0 && d) atomicAdd(&acc[k + j], static_cast<Words>(d));
+      }
+      pending &= ~__ballot_sync(kFullMask, mine);
+    }
+    sum = 0.0;
+    rounds = 0;
+  }
+
+  // One round of 16 floats: the common case in registers. A round with a float outside the band first
+  // moves the band (small code); only a round that still does not fit takes the one-by-one path, whose
+  // large code is then never fetched for data of one scale. Then, with the warp converged again, a flush
+  // of the whole warp once a window holds 2^11 floats.
+  __device__ void add(const float4 (&x)[kLoadsInFlight], Words* acc) {
+    const float* v = reinterpret_cast<const float*>(x);
+    bool band = all_in_band(v);
+    if (!band) {
+      recentre(v, acc);
+      band = all_in_band(v);
+    }
+    if (band) {
+      double s[kLoadsInFlight];
+#pragma unroll
+      for (int k = 0; k < kLoadsInFlight; ++k)
+        s[k] = (static_cast<double>(x[k].x) + static_cast<double>(x[k].y)) +
+               (static_cast<double>(x[k].z) + static_cast<double>(x[k].w));
+      sum += (s[0] + s[1]) + (s[2] + s[3]);
+    } else {
+      one_by_one(v, acc);
+    }
+    ++rounds;
+    if (__any_sync(kFullMask, rounds == kWindowRounds)) flush_warp(acc);
+  }
+
+  __device__ bool all_in_band(const float* v) const {
+    bool band = true;
+#pragma unroll
+    for (int i = 0; i < kRoundFloats; ++i) band &= in_band(v[i]);
+    return band;
+  }
+  // The band's top one above the round's largest finite exponent; the window is flushed first if that
+  // moves the band (a window holds one band's floats only).
+  __device__ void recentre(const float* v, Words* acc) {
+    unsigned t_max = 0;
+#pragma unroll
+    for (int i = 0; i < kRoundFloats; ++i) {
+      const unsigned t = __float_as_uint(v[i]) << 1;
+      if (t < 0xff000000u) t_max = max(t_max, t);
+    }
+    const unsigned top = min(max(t_max >> 24, 1u) + 1, 254u);
+    if (t_max && top != w) {
+      const int kept = rounds;
+      flush_own(acc);
+      rounds = kept;  // the warp's flush count goes on: harmless, as an emptied window holds fewer floats
+      set_band(top);
+    }
+  }
+  // The floats in the band into the window, the others (too small, NaN, infinities) exactly, one by one.
+  __device__ void one_by_one(const float* v, Words* acc) {
+#pragma unroll
+    for (int i = 0; i < kRoundFloats; ++i) {
+      if (in_band(v[i])) sum += static_cast<double>(v[i]);
+      else add_exact(acc, v[i]);
+    }
+  }
+};
+
+__device__ void normalize_words(Words* w) {
+  Acc a;
+  for (int k = 0; k < kAccWords; ++k) reinterpret_cast<long long*>(&a)[k] = static_cast<long long>(w[k]);
+  normalize(a);
+  for (int k = 0; k < kAccWords; ++k) w[k] = static_cast<Words>(reinterpret_cast<const long long*>(&a)[k]);
+}
+
+// The exact sum of in[0..n) into total (scratch, zero), the last block into *acc_out or, Round, *out.
+template <unsigned Block, bool Round>
+__global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int64_t n, Words* total,
+                                                       unsigned* done, Acc* acc_out, float* out) {
+  __shared__ Words acc[kAccWords];
+  __shared__ bool last;
+  for (unsigned k = threadIdx.x; k < kAccWords; k += Block) acc[k] = 0;
+  __syncthreads();
+
+  // The aligned body in float4s, as step 10: block b reads tiles b, b + gridDim.x, ...; block 0's first
+  // threads add the up to 3 floats before the first 16-byte boundary and the up to 3 after the body.
+  const auto misalignment = reinterpret_cast<std::uintptr_t>(in) % 16;
+  const std::int64_t unaligned = misalignment ? (16 - misalignment) / 4 : 0;
+  const std::int64_t head = n < unaligned ? n : unaligned;
+  const float4* body = reinterpret_cast<const float4*>(in + head);
+  const std::int64_t vectors = (n - head) / 4;
+  const std::int64_t tail = head + 4 * vectors;
+  constexpr std::int64_t kTile = std::int64_t{Block} * kLoadsInFlight;
+  if (blockIdx.x == 0 && threadIdx.x < head) add_exact(acc, in[threadIdx.x]);
+  if (blockIdx.x == 0 && threadIdx.x < n - tail) add_exact(acc, in[tail + threadIdx.x]);
+
+  Window w;
+  int round = 0;
+  for (std::int64_t base = blockIdx.x * kTile; base < vectors; base += kTile * gridDim.x) {
+    float4 x[kLoadsInFlight];
+#pragma unroll
+    for (int k = 0; k < kLoadsInFlight; ++k) {  // all loads first...
+      const std::int64_t i = base + k * Block + threadIdx.x;
+      x[k] = i < vectors ? body[i] : float4{0.0f, 0.0f, 0.0f, 0.0f};
+    }
+    w.add(x, acc);  // ...then the window
+    if (++round == kNormalizeRounds) {  // block-uniform: every thread of the block turns as often
+      round = 0;
+      __syncthreads();
+      if (threadIdx.x == 0) normalize_words(acc);
+      __syncthreads();
+    }
+  }
+  w.flush_warp(acc);  // every lane of every warp: the loop's turns are the same for the whole block
+  __syncthreads();
+
+  // The block's Acc, normalized, into the total; the last block takes the total and leaves zeros.
+  if (threadIdx.x == 0) normalize_words(acc);
+  __syncthreads();
+  if (threadIdx.x < kAccWords && acc[threadIdx.x]) {
+    atomicAdd(&total[threadIdx.x], acc[threadIdx.x]);
+    __threadfence();  // before the count below: the last block must see every block's words
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  if (threadIdx.x < kAccWords) acc[threadIdx.x] = atomicExch(&total[threadIdx.x], 0ull);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  *done = 0;
+  Acc a;
+  for (int k = 0; k < kAccWords; ++k) reinterpret_cast<long long*>(&a)[k] = static_cast<long long>(acc[k]);
+  normalize(a);
+  if constexpr (Round) *out = rounded(a);
+  else *acc_out = a;
+}
+
+__global__ void round_kernel(const Acc* acc, float* out) { *out = rounded(*acc); }
+
+template <unsigned Block>
+std::int64_t grid_for(std::int64_t n, const reduce::LaunchConfig& cfg) {
+  if (cfg.grid > 0) return std::min(cfg.grid, kMaxGrid);
+  static int per_sm = 0;  // resident blocks per SM of this kernel: asked once
+  if (per_sm == 0 && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_exact<Block, true>, Block, 0) != cudaSuccess)
+    per_sm = 1;
+  const std::int64_t tiles = reduce::ceil_div(n, 4 * std::int64_t{Block} * kLoadsInFlight);
+  return std::clamp<std::int64_t>(tiles, 1, std::int64_t{std::max(per_sm, 1)} * std::max(cfg.sm_count, 1));
+}
+
+template <bool Round>
+cudaError_t run(const float* in, std::int64_t n, Acc* acc_out, float* out, reduce::Scratch scratch,
+                const reduce::LaunchConfig& cfg, cudaStream_t stream) {
+  if (scratch.bytes < scratch_bytes(n, cfg)) return cudaErrorInvalidValue;
+  auto* const total = static_cast<Words*>(scratch.data);
+  auto* const done = reinterpret_cast<unsigned*>(total + kAccWords);
+  return reduce::with_block_size(cfg.block, [&](auto block) {
+    constexpr unsigned kBlock = decltype(block)::value;
+    const std::int64_t grid = grid_for<kBlock>(n, cfg);
+    reduce_exact<kBlock, Round><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(in, n, total, done, acc_out, out);
+    CUDA_TRY(cudaGetLastError());
+    reduce::record_launch(cfg, grid, kBlock);
+    return cudaSuccess;
+  });
+}
+
+}  // namespace
+
+std::size_t scratch_bytes(std::int64_t, const reduce::LaunchConfig&) { return sizeof(Acc) + 16; }
+
+cudaError_t accumulate(const float* in, std::int64_t n, Acc* acc_out, reduce::Scratch scratch,
+                       const reduce::LaunchConfig& cfg, cudaStream_t stream) {
+  return run<false>(in, n, acc_out, nullptr, scratch, cfg, stream);
+}
+
+cudaError_t round_to_float(const Acc* acc, float* out, cudaStream_t stream) {
+  round_kernel<<<1, 1, 0, stream>>>(acc, out);
+  return cudaGetLastError();
+}
+
+cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
+                   const reduce::LaunchConfig& cfg, cudaStream_t stream) {
+  return run<true>(in, n, nullptr, out, scratch, cfg, stream);
+}
+
+extern const reduce::Step kStep = {
+    "15_exact", "the exact sum, rounded once", /*deterministic=*/true, reduce::BlockRule::any(512),
+    scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
+
+}  // namespace exact

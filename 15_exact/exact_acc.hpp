@@ -1,0 +1,122 @@
+// The exact accumulator of step 15 and its one rounding, shared by the GPU kernels (exact.cu) and the
+// CPU (tests, the multi-GPU step): plain C++ that nvcc also compiles for the device.
+//
+// A finite float is an integer multiple of 2^-149 below 2^128, so a sum of floats is an integer in
+// units of 2^-149. Acc holds it in carry-save form: limb k is a signed 64-bit count of 2^(32k - 149),
+// and the value is sum limb[k] * 2^(32k - 149). Adding two Accs word by word adds their values, in any
+// order, on any number of threads or GPUs: integer addition is associative. NaN and the infinities are
+// counted apart, so IEEE's rules can be applied once at the end.
+//
+//   limb:   11        10                    1          0
+//         [ sign... | 2^171 .. 2^202 | ... | 2^-117 .. | 2^-149 .. 2^-118 ]   + nan, +inf, -inf counts
+//
+// Normalized: limbs 0 .. kLimbs-2 in [0, 2^32), the top limb signed (two's complement over all). The
+// largest float sum of fewer than 2^64 terms is below 2^192, so the top limb is 0 or -1; elementwise
+// sums of up to 2^20 normalized Accs stay far from int64's limits.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#ifdef __CUDACC__
+#define EXACT_HD __host__ __device__
+#else
+#define EXACT_HD
+#endif
+
+namespace exact {
+
+constexpr int kLimbs = 12;           // 384 bits: 277 for any float, the rest for carries and sign
+constexpr int kAccWords = kLimbs + 3;  // the int64 words of an Acc (an NCCL all-reduce counts these)
+
+struct Acc {
+  long long limb[kLimbs];
+  long long nan, pos_inf, neg_inf;
+};
+static_assert(sizeof(Acc) == kAccWords * sizeof(long long), "Acc must be plain int64 words");
+
+// Moves every limb's carries up: limbs 0 .. kLimbs-2 into [0, 2^32). The value does not change.
+EXACT_HD inline void normalize(Acc& a) {
+  for (int k = 0; k + 1 < kLimbs; ++k) {
+    const long long carry = a.limb[k] >> 32;  // floor division by 2^32 (arithmetic shift)
+    a.limb[k] &= 0xffffffffLL;
+    a.limb[k + 1] += carry;
+  }
+}
+
+// Adds one float exactly (the CPU's way; the kernels add whole windows at a time).
+EXACT_HD inline void add(Acc& a, float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  const int e = static_cast<int>((u >> 23) & 0xff);
+  const long long f = u & 0x7fffff;
+  if (e == 0xff) {
+    if (f) ++a.nan;
+    else (u >> 31 ? a.neg_inf : a.pos_inf)++;
+    return;
+  }
+  const long long m = e ? (f | 0x800000) : f;  // x = m * 2^(s - 149), subnormals without the hidden bit
+  const int s = e ? e - 1 : 0;
+  const long long v = (m << (s % 32)) * (u >> 31 ? -1 : 1);  // |v| < 2^55
+  a.limb[s / 32] += v & 0xffffffffLL;
+  a.limb[s / 32 + 1] += v >> 32;  // floor: the two parts add up to v
+}
+
+// The bits of the float nearest to the exact value (ties to even), with IEEE's rules for the special
+// values: NaN when a NaN was added or both infinities were; an infinity when only it was; a finite sum
+// beyond float's range rounds to an infinity. An exact zero gives +0 (as Python's math.fsum does).
+EXACT_HD inline std::uint32_t rounded_bits(Acc a) {
+  if (a.nan || (a.pos_inf && a.neg_inf)) return 0x7fc00000u;
+  if (a.pos_inf) return 0x7f800000u;
+  if (a.neg_inf) return 0xff800000u;
+  normalize(a);
+  const bool negative = a.limb[kLimbs - 1] < 0;
+  std::uint32_t mag[kLimbs];  // |value| in 32-bit digits
+  std::uint64_t borrow = negative ? 1 : 0;  // two's complement negation: invert, add one
+  for (int k = 0; k < kLimbs; ++k) {
+    std::uint64_t d = static_cast<std::uint64_t>(a.limb[k]) & 0xffffffffu;
+    if (negative) {
+      d = (~d & 0xffffffffu) + borrow;
+      borrow = d >> 32;
+    }
+    mag[k] = static_cast<std::uint32_t>(d);
+  }
+  int top = kLimbs - 1;
+  while (top >= 0 && mag[top] == 0) --top;
+  if (top < 0) return 0u;
+#ifdef __CUDA_ARCH__
+  const int msb = 32 * top + 31 - __clz(mag[top]);  // the leading bit, worth 2^(msb - 149)
+#else
+  const int msb = 32 * top + 31 - __builtin_clz(mag[top]);
+#endif
+  const int low = msb > 23 ? msb - 23 : 0;  // the last bit kept: 24 bits, or down to 2^-149 (subnormal)
+  // The 64 bits from bit `pos` up (pos >= 0), and whether any bit below `pos` is set: word operations,
+  // a few per call, so that one GPU thread rounds in a few hundred instructions.
+  auto bits_from = [&](int pos) -> std::uint64_t {
+    const int i = pos / 32, r = pos % 32;
+    const std::uint64_t w0 = mag[i], w1 = i + 1 < kLimbs ? mag[i + 1] : 0, w2 = i + 2 < kLimbs ? mag[i + 2] : 0;
+    return ((w0 | w1 << 32) >> r) | (r ? w2 << (64 - r) : 0);
+  };
+  auto any_below = [&](int pos) -> bool {
+    for (int i = 0; i < pos / 32; ++i)
+      if (mag[i]) return true;
+    return pos % 32 && (mag[pos / 32] & ((1u << (pos % 32)) - 1));
+  };
+  std::uint64_t keep = bits_from(low) & ((std::uint64_t{1} << (msb - low + 1)) - 1);
+  if (low > 0 && (bits_from(low - 1) & 1) && ((keep & 1) || any_below(low - 1)))
+    ++keep;  // above half an ulp, or an exact half with keep odd: up (keep may reach 2^24: see below)
+  // keep * 2^(low - 149): low = 0 gives the subnormal (or smallest-normal) bits directly; above, the
+  // biased exponent is low + 1 and keep's leading bit is the hidden one, so the bits are low << 23 + keep.
+  std::uint64_t bits = (static_cast<std::uint64_t>(low) << 23) + keep;
+  if (bits >= 0x7f800000u) bits = 0x7f800000u;  // beyond float's range: an infinity
+  return static_cast<std::uint32_t>(bits) | (negative ? 0x80000000u : 0u);
+}
+
+EXACT_HD inline float rounded(const Acc& a) {
+  const std::uint32_t u = rounded_bits(a);
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+}  // namespace exact

@@ -1,0 +1,134 @@
+// 15_exact's record for the harness (reduce::Bench): one run of the step, and in the same run step 10,
+// 14_reproducible and, where built, CUB's gpu_to_gpu sum, each timed the same way. Every run of the step
+// must give the bits of the exact sum rounded once (the CPU's, common/exact_sum.hpp). --write-cases FILE
+// also writes the fsum table's cases with this GPU's results (check_fsum.py checks them with Python).
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bits.hpp"
+#include "cases.hpp"
+#include "cub_gpu_to_gpu.hpp"
+#include "exact.cuh"
+#include "exact_sum.hpp"
+#include "files.hpp"
+#include "harness.cuh"
+#include "reproducible.cuh"
+
+namespace step10 {
+extern const reduce::Step kStep;
+}
+
+namespace {
+
+bool same_bits(float a, float b) { return std::isnan(a) ? std::isnan(b) : std::memcmp(&a, &b, sizeof a) == 0; }
+
+// The fsum cases on this GPU, each against the CPU's exact sum; false when one differs (told on stderr).
+bool write_cases(const std::string& path, const reduce::LaunchConfig& cfg, cudaStream_t stream) {
+  reduce::FileWriter file(path, "--write-cases");
+  const std::vector<exact::Case> cases = exact::fsum_cases();
+  std::vector<float> results;
+  bool ok = true;
+  reduce::DeviceBuffer<unsigned char> scratch(exact::scratch_bytes(0, cfg));
+  CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), stream));
+  for (const exact::Case& c : cases) {
+    const std::int64_t n = static_cast<std::int64_t>(c.x.size());
+    reduce::DeviceBuffer<float> in(n), out(1);
+    CUDA_CHECK(cudaMemcpyAsync(in.get(), c.x.data(), in.bytes(), cudaMemcpyHostToDevice, stream));
+    CUDA_CHECK(exact::launch(in.get(), n, out.get(), reduce::view(scratch), cfg, stream));
+    float x = 0.0f;
+    CUDA_CHECK(cudaMemcpyAsync(&x, out.get(), sizeof x, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    const float want = reduce::exact_sum(c.x.data(), n).to_float();
+    if (!same_bits(x, want)) {
+      std::fprintf(stderr, "case %s: bits %s, the exact sum's %s\n", c.name.c_str(), repro::bits_text(x).c_str(),
+                   repro::bits_text(want).c_str());
+      ok = false;
+    }
+    results.push_back(x);
+  }
+  file.commit(exact::cases_text(cases, results));
+  return ok;
+}
+
+void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduce::Emitter& emit) {
+  const std::int64_t n = opt.n;
+  const std::int64_t grid = opt.extra.at("--grid").empty() ? 0 : std::stoll(opt.extra.at("--grid"));
+  const reduce::LaunchConfig cfg{opt.block, device.ordinal, device.sm_count, grid};
+  const reduce::LaunchConfig cfg10{step10::kStep.block.size, device.ordinal, device.sm_count};
+  const reduce::LaunchConfig cfg14{repro::kStep.block.size, device.ordinal, device.sm_count};
+  const std::size_t bytes15 = exact::scratch_bytes(n, cfg), bytes10 = step10::kStep.scratch_bytes(n, cfg10),
+                    bytes14 = repro::scratch_bytes(n, cfg14);
+  reduce::ensure_device_memory(n * sizeof(float) + bytes15 + bytes10 + bytes14 + 2 * device.l2_bytes + (64 << 20));
+
+  reduce::Testbed<float> bed(opt, device);
+  const bool cases_ok = opt.extra.at("--write-cases").empty() || write_cases(opt.extra.at("--write-cases"), cfg, bed.stream.get());
+  const float want = reduce::exact_sum(bed.host.get(), n).to_float();
+  const auto s15 = bed.scratch(bytes15), s10 = bed.scratch(bytes10), s14 = bed.scratch(bytes14);
+  const auto mine = bed.time<float>(1, [&](float* out, int k) {
+    return exact::launch(bed.in.get(), n, out, reduce::view(s15), bed.config(cfg, k), bed.stream.get());
+  });
+  const auto ten = bed.time<float>(1, [&](float* out, int) {
+    return step10::kStep.launch(bed.in.get(), n, out, reduce::view(s10), cfg10, bed.stream.get());
+  });
+  const auto fourteen = bed.time<float>(1, [&](float* out, int) {
+    return repro::launch(bed.in.get(), n, out, reduce::view(s14), cfg14, bed.stream.get());
+  });
+  reduce::Runs<float> g2g;
+  if (repro_cub::available())
+    g2g = bed.time<float>(1, [&](float* out, int) { return repro_cub::sum(bed.in.get(), n, out, bed.stream.get()); });
+
+  reduce::Report r = reduce::fill_common(emit, opt, device);
+  float cpu_result = 0.0f;
+  r.cpu_ms = reduce::time_cpu_sum(bed.host.get(), n, opt.cpu_runs, &cpu_result);
+  reduce::fill_timing(r, mine, bed.shape);
+  const float shown = *mine.run(reduce::check_runs(r, [&](int k) {  // every run: the exact sum's bits
+    const float x = *mine.run(k);
+    reduce::Verdict v(reduce::Check{true, 0.0, std::fabs(static_cast<double>(x) - want), same_bits(x, want)}, x, want);
+    v.note = "bits " + repro::bits_text(x) + ", the exact sum rounded once is " + repro::bits_text(want);
+    return v;
+  }));
+  reduce::finish(r, bed.input_unchanged());
+  if (!cases_ok) r.passed = false;
+
+  const int last = opt.warmup + opt.iters - 1;
+  r.extra = {reduce::text_field("result_bits", repro::bits_text(shown)), reduce::text_field("exact_bits", repro::bits_text(want)),
+             reduce::text_field("step10_bits", repro::bits_text(*ten.run(last))),
+             reduce::text_field("step14_bits", repro::bits_text(*fourteen.run(last)))};
+  reduce::add_comparison(r, "step10", ten.summary);
+  reduce::add_comparison(r, "step14", fourteen.summary);
+  if (repro_cub::available()) {
+    r.extra.push_back(reduce::text_field("cub_g2g_bits", repro::bits_text(*g2g.run(last))));
+    r.extra.push_back(reduce::text_field("cub_g2g_cccl", repro_cub::cccl_version()));
+    reduce::add_comparison(r, "cub_g2g", g2g.summary);
+  } else {
+    r.extra.push_back(reduce::text_field("cub_g2g", repro_cub::why_absent()));
+  }
+  emit(r);
+}
+
+reduce::Bench make_bench() {
+  reduce::Bench b{"15_exact", exact::kStep.lesson};
+  b.spec.summary = "Sums n floats exactly on the GPU and rounds once: the bits of Python's math.fsum, on any GPU";
+  reduce::ExtraOption grid{"--grid", {}, "blocks (default: enough to fill the device), at most 2^20: the bits never change", "N"};
+  grid.check = reduce::integer_in(1, 1 << 20);
+  reduce::ExtraOption cases{"--write-cases", {}, "also write the fsum table's cases with this GPU's results to FILE\n"
+                            "                   (check them: python3 15_exact/check_fsum.py FILE)", "FILE"};
+  b.spec.extra = {grid, cases};
+  for (reduce::Pattern p : {reduce::Pattern::nan, reduce::Pattern::inf, reduce::Pattern::limits}) b.spec.patterns.push_back(p);
+  b.spec.block = exact::kStep.block;
+  b.spec.notes =
+      "Every run must give the bits of the exact sum rounded once to nearest even (common/exact_sum.hpp). The\n"
+      "same run times step 10, 14_reproducible and, when built with a CCCL 3.5 (-DCCCL_DIR), CUB's gpu_to_gpu\n"
+      "sum; the record gives each as <name>_gbps and vs_<name>.";
+  b.check = [](const reduce::Options& opt) {  // a path that cannot be written is refused before any work
+    if (!opt.extra.at("--write-cases").empty()) reduce::FileWriter(opt.extra.at("--write-cases"), "--write-cases");
+  };
+  b.measure = measure;
+  return b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return reduce::run_bench(make_bench(), argc, argv); }

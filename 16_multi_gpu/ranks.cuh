@@ -1,0 +1,92 @@
+// Step 16's two modes whose bits do not depend on the number of ranks.
+//
+// The ordinary mode adds N partial sums, one per GPU, so its result changes with N: each GPU's partial
+// groups the elements of its shard, and the shards change with N. Two ways out:
+//
+// Sum::order (--reproducible): 14_reproducible's order (order.hpp). Tiles whose size depends on the
+// global n only, each summed in a fixed order, the tile sums combined in a fixed tree. The shards are
+// cut on tile boundaries of the global n (repro::shard_tiles): rank r sums its whole tiles
+// (repro::sum_shard_tiles), the ranks gather all tile sums in tile order, and every rank combines them
+// in the tree (repro::combine_tile_sums). Which rank summed a tile changes nothing.
+//
+// Sum::exact (--exact): 15_exact's accumulator (exact.cuh). Each rank adds its shard (any contiguous cut,
+// multigpu::shard_of) exactly into integer limbs; one ncclAllReduce of int64 with ncclSum adds the
+// ranks' limbs, and every rank rounds the sum once to float. Integer addition is associative, so NCCL's
+// ring or tree, its channels and the rank count cannot change the result: it is the correctly rounded
+// exact sum, as on one GPU.
+//
+// Either way 1, 2, 3, ... ranks give the single launch's bits (single_launch below). Collectives go
+// through NCCL when each rank has its own GPU. NCCL refuses two ranks on one GPU, so N virtual ranks on
+// one GPU, each with its own stream and buffers, exchange their slots by device copies instead (the
+// same slots, the same order) and, in the exact mode, add the gathered limbs with one small kernel.
+// Every rank ends with the same total. Throws reduce::NoUsableDevice (exit 77) with too few GPUs or
+// too little memory, reduce::UsageError for bad arguments, reduce::CudaError / NcclError on a failure.
+#pragma once
+
+#include <nccl.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "device.cuh"
+#include "report.hpp"
+#include "step.cuh"
+
+namespace multigpu {
+
+enum class Sum { order, exact };  // 14_reproducible's fixed order, 15_exact's integer accumulator
+
+// The single-GPU step each mode must match: repro::kStep or exact::kStep.
+const reduce::Step& single_step(Sum sum);
+
+// That step's one launch over host[0..n) on `device` (cfg.grid = grid when > 0): the bits every rank
+// count must give.
+float single_launch(Sum sum, const float* host, std::int64_t n, int device, int block, std::int64_t grid = 0);
+
+struct ReproducibleResult {
+  std::vector<double> ms;      // per timed run: from the start to the last rank's total (ms)
+  reduce::Summary summary;     // of ms
+  std::vector<float> results;  // per run, warm-up runs first: rank 0's total
+  bool ranks_agree = true;     // every rank's total had rank 0's bits, every run
+  bool runs_identical = true;  // every run had run 0's bits
+  std::int64_t tiles = 0, tiles_per_rank = 0;  // Sum::order: the order's tiles
+  int limbs = 0;                               // Sum::exact: the accumulator's int64 limbs
+  reduce::LaunchShape shape;                   // rank 0's launches in one run (the gather's copies not counted)
+};
+
+// A team of ranks for one of the two sums. Load once, run many times.
+class ReproducibleTeam {
+ public:
+  // `ranks` virtual ranks on `device`: each its own stream, shard and buffers. block: threads per block
+  // of each rank's launch (the mode's step's rule); grid: its blocks when > 0, else the step's choice.
+  static ReproducibleTeam virtual_ranks(Sum sum, int device, int ranks, int block, std::int64_t grid = 0);
+  // One rank per GPU 0 .. gpus-1, one process (ncclCommInitAll).
+  static ReproducibleTeam nccl_ranks(Sum sum, int gpus, int block, std::int64_t grid = 0);
+
+  ReproducibleTeam(ReproducibleTeam&&) noexcept;
+  ReproducibleTeam& operator=(ReproducibleTeam&&) noexcept;
+  ~ReproducibleTeam();
+
+  // Copies rank r's shard of host[0..n) to its device.
+  void load(const float* host, std::int64_t n);
+  // warmup + iters sums of the loaded array (the iters timed, L2 flushed before each).
+  ReproducibleResult run(int warmup, int iters);
+  int ranks() const;
+  bool virtual_ranks() const { return virtual_; }
+  Sum sum() const { return sum_; }
+  const reduce::DeviceInfo& first_device() const;
+  // Every rank's shard still holds its part of host[0..n) as load() copied it.
+  bool input_unchanged(const float* host) const;
+
+  struct Member;
+
+ private:
+  ReproducibleTeam() = default;
+  Sum sum_ = Sum::order;
+  bool virtual_ = false;
+  std::int64_t n_ = 0;
+  std::vector<std::unique_ptr<Member>> members_;
+};
+
+}  // namespace multigpu

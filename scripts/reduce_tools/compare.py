@@ -1,0 +1,75 @@
+"""compare OLD NEW: two measurements side by side, each point's time ratio with its bootstrap interval
+and verdict (stats.py). OLD and NEW are each a results folder (results/h200, or one of its step
+folders) or a record file (table.json, sweep.json, or a beyond step's <NAME>.json). Points are
+matched by step, n and the fields that tell a step's runs apart."""
+
+import json
+from pathlib import Path
+
+from . import stats
+from .common import CEILING_TOOL, Failure, UsageError, count_text, read_json, read_json_lines
+
+KEY_FIELDS = ("type", "op", "distribution", "segment_size", "mode", "gpus", "ranks", "pattern", "sweep")
+
+
+def records_in(path):
+    """Every record under path (a file or a folder), without read ceilings."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*.json") if p.name != "meta.json" and not p.name.startswith("read_ceiling"))
+    elif path.is_file():
+        files = [path]
+    else:
+        raise UsageError(f"{path}: no such file or folder")
+    out = []
+    for f in files:
+        text = f.read_text(errors="replace").lstrip()
+        if text.startswith("{") and '"records"' in text[:200000]:
+            value = read_json(f)
+            records = value.get("records", []) if isinstance(value, dict) else []
+            # A sweep's points are told apart from the table's at the same n.
+            out += [dict(r, sweep=True) for r in records] if f.name.startswith("sweep") else records
+        else:
+            try:
+                out += read_json_lines(f)
+            except Failure:
+                if path.is_file():
+                    raise
+    return [r for r in out if isinstance(r, dict) and r.get("step") not in (None, CEILING_TOOL) and r.get("median_ms")]
+
+
+def key(r):
+    return (r["step"], int(r.get("n", 0))) + tuple(str(r.get(k, "")) for k in KEY_FIELDS)
+
+
+def compare(old_path, new_path):
+    old = {key(r): r for r in records_in(old_path)}
+    new = {key(r): r for r in records_in(new_path)}
+    both = [k for k in new if k in old]
+    if not both:
+        raise Failure(f"no point of {new_path} matches one of {old_path} (same step, n and run fields)")
+    rows = []
+    for k in both:
+        a, b = old[k], new[k]
+        got = stats.ratio_interval([stats.samples_of(a)], [stats.samples_of(b)])
+        label = " ".join([k[0], count_text(k[1])] + [v if v != "True" else "(sweep)" for v in k[2:] if v])
+        if got is None:
+            rows.append((label, b["median_ms"] / a["median_ms"], None, None, "no samples"))
+        else:
+            rows.append((label,) + got)
+    return rows
+
+
+def main(args):
+    rows = compare(args.old, args.new)
+    if args.json:
+        print(json.dumps([dict(zip(("point", "ratio", "low", "high", "verdict"), r)) for r in rows], indent=1))
+        return 0
+    width = max(len(r[0]) for r in rows)
+    print(f"{'point':<{width}}  NEW/OLD time  95% interval        verdict")
+    for label, ratio, low, high, verdict in rows:
+        interval = f"[{low:.4f}, {high:.4f}]" if low is not None else "-"
+        print(f"{label:<{width}}  {ratio:12.4f}  {interval:<18}  {verdict}")
+    counts = {v: sum(r[4] == v for r in rows) for v in ("faster", "slower", "within noise", "no samples")}
+    print(", ".join(f"{c} {v}" for v, c in counts.items() if c) + f" of {len(rows)} points")
+    return 0

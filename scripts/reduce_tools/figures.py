@@ -1,0 +1,97 @@
+"""figures: the suite's figures, drawn from the records under results/ into docs/figures/ (matplotlib):
+  gain_<step>.png   the step's time against the previous step's at every n of the sweeps, one line per GPU
+  sweep_<gpu>.png   GB/s against n for every step, with the read ceiling
+  steps_<gpu>.png   every step's GB/s at the table's n, the read ceiling as a line
+All are drawn before any is written, then written together."""
+
+import io
+
+from .common import CEILING_TOOL, ROOT, Failure, UsageError, write_files
+from .readme import Data
+
+OUT = ROOT / "docs" / "figures"
+
+
+def _plt():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise Failure("figures need matplotlib (python3 -m pip install matplotlib); nothing written") from None
+    return plt
+
+
+def _png(plt, fig):
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def plans(data):
+    """{file name: a function that draws it}."""
+    out = {}
+    for k, step in enumerate(data.names[1:], 1):
+        out[f"gain_{step}.png"] = lambda plt, s=step, p=data.names[k - 1]: gain(plt, data, s, p)
+    for g in data.gpus:
+        if g.sweep:
+            out[f"sweep_{g.folder.name}.png"] = lambda plt, g=g: sweep(plt, data, g)
+        out[f"steps_{g.folder.name}.png"] = lambda plt, g=g: steps(plt, g)
+    return out
+
+
+def gain(plt, data, step, prev):
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    for g in data.gpus:
+        mine = {int(r["n"]): r["median_ms"] for r in g.sweep if r["step"] == step}
+        before = {int(r["n"]): r["median_ms"] for r in g.sweep if r["step"] == prev}
+        ns = sorted(n for n in mine if n in before and mine[n] > 0)
+        if ns:
+            ax.plot(ns, [before[n] / mine[n] for n in ns], marker="o", ms=3, label=g.name)
+    ax.axhline(1, color="grey", lw=0.8)
+    ax.axvline(data.steps[data.names.index(step)][1], color="grey", ls=":", lw=0.8)
+    ax.set(xscale="log", xlabel="n (floats)", ylabel=f"{prev[:2]} time / {step[:2]} time",
+           title=f"{step}: gain over {prev} (dotted: the demo n)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def sweep(plt, data, g):
+    fig, ax = plt.subplots(figsize=(7, 4))
+    colours = plt.get_cmap("tab20")
+    for k, step in enumerate(data.names + [CEILING_TOOL]):
+        pts = sorted((int(r["n"]), r["gbps"]) for r in g.sweep if r["step"] == step)
+        ceiling = step == CEILING_TOOL
+        if pts:
+            ax.plot(*zip(*pts), lw=2 if ceiling else 1.2, ls="--" if ceiling else "-", label=step,
+                    color="black" if ceiling else colours(k))
+    ax.set(xscale="log", xlabel="n (floats)", ylabel="GB/s", title=f"{g.name}: every step against n")
+    ax.legend(fontsize=6, ncol=2)
+    return fig
+
+
+def steps(plt, g):
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.bar([r["step"][:2] for r in g.records], [r["gbps"] for r in g.records], color="tab:blue")
+    if g.ceiling:
+        ax.axhline(g.ceiling["gbps"], color="black", ls="--", lw=1, label="read ceiling")
+        ax.legend(fontsize=8)
+    ax.set(xlabel="step", ylabel="GB/s", title=f"{g.name}: every step at n = {g.records[0]['n']}")
+    return fig
+
+
+def main(args):
+    data = Data()
+    todo = plans(data)
+    if args.only is not None:
+        wanted = args.only.split(",")
+        bad = [w for w in wanted if w + ".png" not in todo and w not in todo]
+        if not args.only or bad:
+            raise UsageError(f"--only: unknown figure '{(bad or [''])[0][:40]}' (known: {', '.join(sorted(todo))})")
+        todo = {k: v for k, v in todo.items() if k in wanted or k[:-4] in wanted}
+    plt = _plt()
+    files = {OUT / name: _png(plt, draw(plt)) for name, draw in todo.items()}
+    write_files(files)
+    print(f"figures: wrote {len(files)} file(s) into {OUT.relative_to(ROOT)}")
+    return 0

@@ -1,0 +1,180 @@
+"""gpu OUT: the whole GPU session in one command. Builds a fresh Release tree for sm_90 with Ninja
+-j16 in BUILD (default OUT/build), runs every test (ctest, each GPU test on its own), compute-sanitizer
+(memcheck, racecheck, synccheck, initcheck) over every progression step at n = 1 and 100003 and every
+`sanitize` line of the steps' runs.txt, then the table, the sweep, each beyond step's measured runs,
+the profiles and perf/variants' sets, writing the records under OUT/results/ (copy them into results/)
+and each part's log under OUT/logs/; OUT/summary.txt holds one line per part. --parts picks some
+(each command of a GPU machine may have to stay short: give --build-dir outside OUT to keep the build
+between calls); "ab" (not run by default) is the A/A experiment at 20 sizes and 06-10 against their
+predecessors at their demo n, logged in logs/ab_aa.log and logs/ab_06_10.log. Nothing is made before
+a GPU is seen."""
+
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .bench import probe
+from .common import (ROOT, SANITIZE_N, Failure, NoGpu, UsageError, dump_json, git_commit, gpu_count, gpu_folder, read_beyond,
+                     meta_of, step_names, today, write_files)
+from .runlist import SANITIZERS, RunList
+
+PARTS = ("build", "tests", "sanitizer", "table", "sweep", "measure", "profile", "variants", "ab")
+DEFAULT_PARTS = PARTS[:-1]  # ab on request: the A/A rate (20 sizes) and 06-10 against their predecessors
+VARIANT_SETS = {"variants.txt": ("atomics", "latency", "tiles"), "ablation.txt": ("ablation",)}  # perf/variants.cu
+SUITE = [sys.executable, str(Path(__file__).resolve().parent.parent / "suite")]
+
+
+class Session:
+    def __init__(self, out, build):
+        self.out, self.build, self.logs = out, build, out / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.lines, self.ok = [], True
+        os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # NVLink multicast off (the machines' rule)
+        os.environ.setdefault("REDUCE_COMMIT", git_commit())
+
+    def note(self, line):
+        self.lines.append(line)
+        print(line, flush=True)
+
+    def part(self, name, cmd, **kw):
+        start = time.time()
+        with open(self.logs / f"{name}.log", "w") as log:
+            rc = subprocess.run([str(c) for c in cmd], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, **kw).returncode
+        self.note(f"{name}: exit {rc} ({time.time() - start:.0f} s)")
+        self.ok &= rc == 0
+        return rc
+
+
+def sanitizer_runs(build):
+    """(label, command) of every compute-sanitizer run."""
+    runs = []
+    for step in step_names():
+        for tool in SANITIZERS:
+            for n in SANITIZE_N:
+                extra = ["--leak-check", "full"] if tool == "memcheck" else []
+                runs.append((f"{tool} {step} --n {n}", [
+                    "compute-sanitizer", "--tool", tool, *extra, "--error-exitcode", "99", build / "bin" / step,
+                    "--n", str(n), "--iters", "2", "--warmup", "1", "--cpu-runs", "0", "--pattern", "int"]))
+    for step in read_beyond():
+        if not (build / "bin" / step).exists() or not (ROOT / step / "runs.txt").exists():
+            continue
+        for r in RunList(step).of("sanitize"):
+            tools = SANITIZERS if r.fields[0] == "all" else r.fields[0].split(",")
+            for tool in tools:
+                runs.append((f"{tool} {step} {' '.join(r.args)}", [
+                    "compute-sanitizer", "--tool", tool, "--report-api-errors", "no", "--error-exitcode", "99",
+                    build / "bin" / step, *r.args]))
+    return runs
+
+
+def sanitize(session, jobs):
+    runs = sanitizer_runs(session.build)
+    start = time.time()
+
+    def one(item):
+        label, cmd = item
+        p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+        return label, p.returncode, f"=== {label}\n{p.stdout}{p.stderr}"
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        done = list(pool.map(one, runs))
+    (session.logs / "sanitizer.log").write_text("".join(text for _, _, text in done))
+    bad = [f"{label} (exit {rc})" for label, rc, _ in done if rc != 0]
+    session.note(f"compute-sanitizer: {len(runs) - len(bad)} of {len(runs)} runs clean ({time.time() - start:.0f} s)"
+                 + (f"; first failure: {bad[0]}" if bad else ""))
+    session.ok &= not bad
+    return f"clean ({len(runs)} runs)" if not bad else f"{len(bad)} of {len(runs)} runs failed"
+
+
+def tests(session):
+    junit = session.logs / "junit.xml"
+    session.part("tests", ["ctest", "--test-dir", session.build, "-j4", "--timeout", "900", "--output-junit", junit])
+    log = (session.logs / "tests.log").read_text(errors="replace")
+    summary = (re.findall(r"^\d+% tests passed.*$", log, re.M) or ["no ctest summary"])[-1]
+    skips = subprocess.run([*SUITE, "skips", junit, "--allow", "needs [0-9]+ GPUs"], capture_output=True, text=True)
+    (session.logs / "skips.txt").write_text(skips.stdout + skips.stderr)
+    if skips.returncode != 0:
+        session.note("tests: a test skipped on the GPU machine for a reason other than too few GPUs (logs/skips.txt)")
+        session.ok = False
+    skipped = skips.stdout.splitlines()[0].removesuffix(", for these reasons:") if skips.stdout else ""
+    return summary + (f" ({skipped})" if skipped else "")
+
+
+def variants(session, build, where, first):
+    """perf/variants.cu's sets as text (the READMEs' variants:SET and ablation:GPU blocks), each file
+    with its provenance beside it."""
+    files = {}
+    for name, sets in VARIANT_SETS.items():
+        texts = []
+        for one in sets:
+            p = subprocess.run([build / "bin" / "perf" / "perf_variants", one], capture_output=True, text=True)
+            (session.logs / f"variants_{one}.log").write_text(p.stdout + p.stderr)
+            session.note(f"variants {one}: exit {p.returncode}")
+            session.ok &= p.returncode == 0
+            texts.append(p.stdout.rstrip())
+        if session.ok:
+            files[where / name] = "\n\n".join(texts) + "\n"
+            meta = dict(meta_of(first), by="perf/variants.cu (scripts/suite gpu)")
+            files[where / name.replace(".txt", ".meta.json")] = dump_json(meta)
+    write_files(files)
+
+
+def main(args):
+    parts = args.parts.split(",") if args.parts is not None else list(DEFAULT_PARTS)
+    bad = [p for p in parts if p not in PARTS]
+    if not parts or bad:
+        raise UsageError(f"--parts: unknown part '{(bad or [''])[0][:40]}' (parts: {', '.join(PARTS)})")
+    count = gpu_count()  # before any folder is made: no GPU, nothing written
+    out = Path(args.out).resolve()
+    build = Path(args.build_dir).resolve() if args.build_dir else out / "build"
+    s = Session(out, build)
+    s.note(f"GPUs: {count}; commit {os.environ['REDUCE_COMMIT']}; {today()}")
+    results = out / "results"
+    if "build" in parts:
+        rc = s.part("configure", ["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                                  "-DCMAKE_CUDA_ARCHITECTURES=90", "-DREDUCE_GPU_TESTS=each", "-DREDUCE_BUILD_PERF=ON"])
+        if rc != 0 or s.part("build", ["cmake", "--build", build, "-j16"]) != 0:
+            raise Failure(f"the build failed (see {s.logs})")
+    check = {}
+    if "tests" in parts:
+        check["tests"] = tests(s)
+    if "sanitizer" in parts:
+        check["sanitizer"] = sanitize(s, args.sanitizer_jobs)
+    common = ["--no-build", "--build-dir", build, "--out", results]
+    if "table" in parts:
+        s.part("table", [*SUITE, "run", *common])
+    if "sweep" in parts:
+        s.part("sweep", [*SUITE, "sweep", *common])
+    if "measure" in parts:
+        for step in read_beyond():
+            if not (build / "bin" / step).exists():
+                s.note(f"measure {step}: not built here, left out")
+                continue
+            only = []
+            if step.startswith("16_") and count < 2:  # one GPU: the reproducible mode's virtual ranks only
+                only = ["--only", ",".join(r.name for r in RunList(step).of("measure") if r.name.startswith("repro_v"))]
+            s.part(f"measure_{step}", [*SUITE, "measure", step, "--build-dir", build, "--out", results, *only])
+    if "profile" in parts:
+        s.part("profile", [*SUITE, "profile", "--build-dir", build, "--out", results])
+        for step in read_beyond():
+            if (build / "bin" / step).exists() and RunList(step).of("profile"):
+                s.part(f"profile_{step}", [*SUITE, "profile", step, "--build-dir", build, "--out", results])
+    try:  # the GPU's folder, as the records name it
+        first = probe(build / "bin" / step_names()[0])
+        where = results / gpu_folder(first) / "progression"
+    except (Failure, UsageError, NoGpu):
+        first, where = {}, results
+    if "variants" in parts:
+        variants(s, build, where, first)
+    if "ab" in parts:
+        common = ["--no-build", "--build-dir", build, "--rounds", "5"]
+        s.part("ab_aa", [*SUITE, "ab", "10", "--aa", "--range", "10:29", *common])
+        s.part("ab_06_10", [*SUITE, "ab", "06", "07", "08", "09", "10", *common])
+    if check:
+        write_files({where / "check.json": dump_json({**check, "commit": os.environ["REDUCE_COMMIT"], "date": today()})})
+    s.note(f"gpu: {'PASS' if s.ok else 'FAIL'}")
+    write_files({out / "summary.txt": "\n".join(s.lines) + "\n"})
+    return 0 if s.ok else 1

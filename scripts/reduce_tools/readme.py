@@ -1,0 +1,397 @@
+"""readme: every generated block of the Markdown files, rendered from the records under results/.
+
+A block lies between `<!-- NAME:begin -->` and `<!-- NAME:end -->`, written exactly so; prose goes
+outside. The names (the vocabulary the READMEs use):
+  measured          a progression step's README: its table at the step's demo n (steps.txt), one row
+                    per GPU: GPU, n, this step's GB/s, the previous step's at the same n, the gain,
+                    % of the read ceiling there (from each GPU's sweep records)
+  gain              one line: the step's gain-against-n figure, docs/figures/gain_<step>.png (`figures`)
+  profile           Nsight Compute's counters of the step's kernels on each GPU (for a collapsed
+                    "Going deeper" section)
+  footer            one provenance line per GPU: results folder, commit, date, GPU, CUDA
+  results           README.md: the H200's table of every step at the table's n, with a link to
+                    docs/results.md, a page this command writes whole (every GPU's table and footer)
+  path              README.md: one row per step: the step, its idea, its demo n, its gain there
+  check             one line per GPU: the GPU session's tests, compute-sanitizer and commit
+  variants:SET      perf/variants' set SET as text; ablation:GPU the ablation on that GPU
+  STEP, STEP:NAME, STEP:profile   a step beyond the progression: its main table, each "table NAME:"
+                    of STEP/runs.txt (16_multi_gpu:scaling: the scaling tables), its ncu table
+A progression README must hold measured, gain (not the first step), profile and footer; README.md
+results and footer; a beyond step's README STEP, every STEP:NAME and footer. `--check` renders every
+block and fails on any difference, on a marker it cannot pair or that is written otherwise (extra or
+missing spaces too), on a name it cannot fill, and on a block the file held at git's HEAD and lost
+(unless another file holds it now, or it is a retired name, one no longer rendered).
+Writing changes nothing unless every file renders; then all are written together.
+"""
+
+import difflib
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from . import tables
+from .common import (CEILING_TOOL, RESULTS, ROOT, Failure, count_text, read_beyond, read_json, read_json_lines, read_steps,
+                     write_files)
+from .runlist import RunList
+
+COMMENT = re.compile(r"<!--(.*?)-->", re.S)
+RESULTS_PAGE = ROOT / "docs" / "results.md"
+
+
+def rel(path, start=ROOT):
+    return Path(os.path.relpath(path, start)).as_posix()
+
+
+def gpu_dirs():
+    """results/<gpu> folders, the H200 first."""
+    found = [p for p in RESULTS.iterdir() if p.is_dir()] if RESULTS.is_dir() else []
+    return sorted(found, key=lambda p: (p.name != "h200", p.name))
+
+
+def label(meta, folder=None):
+    name = str(meta.get("device", "?")).removeprefix("NVIDIA ")
+    m = re.search(r"_x([0-9]+)$", folder.name if folder else "")
+    return name + (f" x{m.group(1)}" if m else "")
+
+
+def footer_line(folder, meta, start):
+    gpu = RESULTS / Path(rel(folder, RESULTS)).parts[0]
+    return (f"- {label(meta, gpu)}: "
+            f"[`{rel(folder)}`]({rel(folder, start)}), commit `{str(meta.get('commit', '?'))[:7]}`, {meta.get('date', '?')}, "
+            f"{meta.get('device', '?')}, CUDA {meta.get('cuda_runtime', '?')}")
+
+
+class Gpu:
+    """One GPU's progression: results/<gpu>/progression (table.json, sweep.json, profile.csv, ...)."""
+
+    def __init__(self, folder):
+        self.folder, self.dir = folder, folder / "progression"
+        table = read_json(self.dir / "table.json")
+        if not isinstance(table, dict) or not isinstance(table.get("records"), list) or "meta" not in table:
+            raise Failure(f"{rel(self.dir)}/table.json: expected an object with meta and records")
+        self.meta, self.records, self.ceiling = table["meta"], table["records"], table.get("ceiling")
+        self.name = label(self.meta)
+        sweep = read_json(self.dir / "sweep.json") if (self.dir / "sweep.json").is_file() else {}
+        self.sweep, self.sweep_meta = sweep.get("records", []), sweep.get("meta", self.meta)
+        self.profile = (tables.read_profile((self.dir / "profile.csv").read_text())
+                        if (self.dir / "profile.csv").is_file() else [])
+        meta = self.dir / "profile.meta.json"
+        self.profile_meta = read_json(meta) if meta.is_file() else {}
+        self.check = read_json(self.dir / "check.json") if (self.dir / "check.json").is_file() else None
+        self.text_sets = {}
+        for name in ("variants.txt", "ablation.txt"):
+            if (self.dir / name).is_file():
+                current = None
+                for line in (self.dir / name).read_text().splitlines():
+                    if line.startswith("set ") and ":" in line:
+                        current = line[4:line.index(":")].strip()
+                        self.text_sets[current] = []
+                    if current:
+                        self.text_sets[current].append(line)
+
+
+class Beyond:
+    """One GPU folder's records of a step beyond the progression."""
+
+    def __init__(self, folder, plan):
+        self.folder, self.meta = folder, read_json(folder / "meta.json")
+        names = [p.stem for p in folder.glob("*.json") if p.name != "meta.json" and not p.name.startswith("read_ceiling")]
+        order = self.meta.get("runs", [])  # the run list's order, then any other record file of the folder
+        names.sort(key=lambda n: (order.index(n) if n in order else len(order), n))
+        self.results = [(name, read_json_lines(folder / f"{name}.json")) for name in names]
+        if not self.results or not all(rs for _, rs in self.results):
+            raise Failure(f"{rel(folder)}: no records, or an empty record file")
+        ceilings = (read_json(p) for p in folder.glob("read_ceiling_*.json"))
+        self.ceilings = {int(c["bytes"]): c for c in ceilings if "bytes" in c}
+        self.plan = plan
+        prof = folder / "profile" / "profile.csv"
+        self.profile = tables.read_profile(prof.read_text()) if prof.is_file() else []
+
+
+class Data:
+    def __init__(self):
+        self.steps = read_steps()
+        self.names = [s for s, _ in self.steps]
+        self.gpus = [Gpu(f) for f in gpu_dirs() if (f / "progression" / "table.json").is_file()]
+        if not self.gpus:
+            raise Failure("no results/<gpu>/progression/table.json to render from")
+        self.beyond = {}
+        for step in read_beyond():
+            plan = RunList(step) if (ROOT / step / "runs.txt").is_file() else None
+            self.beyond[step] = [Beyond(f / step, plan) for f in gpu_dirs() if (f / step / "meta.json").is_file()]
+
+    # --- the progression's blocks ---------------------------------------------------------------
+
+    def point(self, gpu, step, n):
+        """step's record at n: the table's at its n (so the two tables agree), else the sweep's."""
+        if int(gpu.meta.get("n", 0)) == n:
+            r = next((x for x in gpu.records if x["step"] == step), None)
+            if r:
+                return r
+        return tables.at_n(gpu.sweep, step, n)
+
+    def measured(self, step):
+        n = dict(self.steps)[step]
+        k = self.names.index(step)
+        prev = self.names[k - 1] if k else None
+        rows = []
+        for g in self.gpus:
+            r = self.point(g, step, n)
+            if r is None:
+                continue
+            p = self.point(g, prev, n) if prev else None
+            c = g.ceiling if g.ceiling and int(g.ceiling["n"]) == n else tables.at_n(g.sweep, CEILING_TOOL, n)
+            rows.append([g.name, count_text(n), f"{r['gbps']:.0f}", f"{p['gbps']:.0f}" if p else "-",
+                         f"{p['median_ms'] / r['median_ms']:.2f}x" if p else "-",
+                         f"{100 * r['gbps'] / c['gbps']:.0f}" if c else "-"])
+        if not rows:
+            raise Failure(f"no GPU's records hold {step} at n = {count_text(n)}")
+        return tables.markdown(["GPU", "n", f"{step[:2]} GB/s", f"{prev[:2]} GB/s" if prev else "previous GB/s", "gain",
+                                "% of read ceiling"], rows)
+
+    def gain(self, step, start):
+        k = self.names.index(step)
+        if not k:
+            raise Failure(f"{step} is the first step: it has no gain block")
+        fig = ROOT / "docs" / "figures" / f"gain_{step}.png"
+        return (f"![{step}: its time against {self.names[k - 1]}'s at every n, every GPU]({rel(fig, start)}) "
+                f"{step[:2]} against {self.names[k - 1][:2]} at every n, on every GPU (`scripts/suite figures`).")
+
+    def profile(self, step):
+        """Nsight Compute's counters of the step's kernels and the previous step's, on each GPU."""
+        k = self.names.index(step)
+        shown = [step] + ([self.names[k - 1]] if k else [])
+        parts = []
+        for g in self.gpus:
+            mine = sorted((x for x in g.profile if x[0] in shown), key=lambda x: shown.index(x[0]))
+            if mine:
+                n = count_text(g.profile_meta.get("n", 1 << 24))
+                parts.append(f"**{g.name}**, n = {n}; ncu locks the clocks and flushes the caches, so its times are not "
+                             "the table's:\n\n" + tables.profile_table(mine))
+        if not parts:
+            raise Failure(f"no GPU's profile.csv holds {step}")
+        return "\n\n".join(parts)
+
+    def results(self, start):
+        g = self.gpus[0]
+        table = tables.markdown(*tables.speedup_table(g.records, g.ceiling), left=2)
+        others = ", ".join(x.name for x in self.gpus[1:])
+        return (f"{g.name}, n = {count_text(g.meta.get('n', g.records[0]['n']))} floats, median of "
+                f"{g.records[0].get('iters')} timed runs each, L2 flushed before each:\n\n{table}\n\n"
+                + (f"The {others}: [docs/results.md]({rel(RESULTS_PAGE, start)})." if others else ""))
+
+    def results_page(self):
+        parts = ["# Results on every GPU\n\nGenerated by `scripts/suite readme` from `results/<gpu>/progression/table.json`; "
+                 "do not edit.\n"]
+        for g in self.gpus:
+            parts.append(f"## {g.name}\n\nn = {count_text(g.meta.get('n', g.records[0]['n']))} floats, median of "
+                         f"{g.records[0].get('iters')} timed runs each, L2 flushed before each.\n\n"
+                         + tables.markdown(*tables.speedup_table(g.records, g.ceiling), left=2) + "\n")
+        parts.append("\n".join(footer_line(g.dir, g.meta, RESULTS_PAGE.parent) for g in self.gpus) + "\n")
+        return "\n".join(parts)
+
+    def path(self, start):
+        g = self.gpus[0]
+        lessons = {r["step"]: r.get("lesson", "") for r in g.records}
+        rows = []
+        for step, n in self.steps:
+            k = self.names.index(step)
+            r, p = self.point(g, step, n), self.point(g, self.names[k - 1], n) if k else None
+            gain = f"{p['median_ms'] / r['median_ms']:.2f}x" if r and p else "-"
+            rows.append([f"[{step}]({rel(ROOT / step / 'README.md', start)})", lessons.get(step, ""), count_text(n), gain])
+        return tables.markdown(["step", "the idea", "lesson shows at n", f"gain there ({g.name})"], rows, left=2)
+
+    def check(self):
+        lines = [f"- {g.name}: {g.check.get('tests', 'tests not run')}; compute-sanitizer {g.check.get('sanitizer', 'not run')}; "
+                 f"commit `{str(g.check.get('commit'))[:7]}`, {g.check.get('date')}" for g in self.gpus if g.check]
+        if not lines:
+            raise Failure("no results/<gpu>/progression/check.json (scripts/suite gpu writes it)")
+        return "\n".join(lines)
+
+    def text_set(self, name):
+        kind, _, which = name.partition(":")
+        if kind == "ablation":
+            g = next((g for g in self.gpus if g.folder.name == which), None)
+            body = g.text_sets.get("ablation") if g else None
+        else:
+            body = next((g.text_sets[which] for g in self.gpus if which in g.text_sets), None)
+        if not body:
+            raise Failure(f"no results/<gpu>/progression/{kind}.txt holds the set '{which}'")
+        if kind == "ablation":
+            return tables.ablation_table(body)
+        if which == "tiles":  # the sizes the lesson reads: where the tiles pay (2^20), and a full stream
+            keep, out = False, []
+            for line in body:
+                keep = ("n = 2^20 " in line or "n = 2^28 " in line) if line.startswith("tiles n =") else keep
+                out += [line] if keep or line.startswith("set ") else []
+            body = out
+        return "```text\n" + "\n".join(body).rstrip() + "\n```"
+
+    # --- the steps beyond -------------------------------------------------------------------------
+
+    def beyond_block(self, step, what):
+        held = self.beyond.get(step) or []
+        if not held:  # a new step, not measured yet: said so, until its records are committed
+            return f"Not measured yet: `scripts/suite measure {step} --out results` on a GPU writes its records."
+        parts = []
+        for b in held:
+            head = f"**{label(b.meta, b.folder.parent)}**"
+            if what is None:
+                iters = b.results[0][1][0].get("iters")
+                note = f"{b.plan.title}; median of {iters} timed runs, L2 flushed before each." if b.plan and b.plan.title else ""
+                body = tables.beyond_table(b.plan, b.results, b.ceilings)
+                if body:
+                    parts.append(f"{head}: {note}\n\n{body}")
+            elif what == "profile":
+                if b.profile:
+                    parts.append(f"{head}\n\n" + tables.profile_table(b.profile))
+            elif what == "scaling":
+                body = tables.scaling_tables(b.results)
+                if body:
+                    parts.append(f"{head}\n\n{body}")
+            else:
+                if b.plan is None or what not in b.plan.tables:
+                    raise Failure(f"{step}/runs.txt has no 'table {what}:'")
+                if any(b.plan.tables[what][0] in r for _, rs in b.results for r in rs):
+                    parts.append(f"{head}\n\n" + tables.field_table(b.plan.tables[what], b.results))
+        if not parts:
+            raise Failure(f"no GPU's records of {step} fill its '{what}' block")
+        return "\n\n".join(parts)
+
+    def footer(self, md):
+        start = md.parent
+        step = md.parent.name if md.parent != ROOT else None
+        if step in self.beyond:
+            return "\n".join(footer_line(b.folder, b.meta, start) for b in self.beyond[step]) or "Not measured yet."
+        if step in self.names:
+            return "\n".join(footer_line(g.dir, g.sweep_meta, start) for g in self.gpus)
+        return "\n".join(footer_line(g.dir, g.meta, start) for g in self.gpus)
+
+    # --- one block by name ----------------------------------------------------------------------------
+
+    def render(self, name, md):
+        start, step = md.parent, md.parent.name
+        if name == "footer":
+            return self.footer(md)
+        if step in self.names and name in ("measured", "gain", "profile"):
+            return {"measured": self.measured, "gain": lambda s: self.gain(s, start), "profile": self.profile}[name](step)
+        if name == "results":
+            return self.results(start)
+        if name == "path":
+            return self.path(start)
+        if name == "check":
+            return self.check()
+        if name.startswith(("variants:", "ablation:")):
+            return self.text_set(name)
+        base, _, what = name.partition(":")
+        if base in self.beyond:
+            return self.beyond_block(base, what or None)
+        raise Failure(f"{rel(md)}: no block is called '{name}' (see scripts/reduce_tools/readme.py)")
+
+    def can_render(self, name, md):
+        """Whether this file could hold the block (a retired name, or one whose data is gone, could not)."""
+        try:
+            self.render(name, md)
+            return True
+        except Failure:
+            return False
+
+    def required(self, md):
+        step = md.parent.name
+        if md == ROOT / "README.md":
+            return {"results", "footer"}
+        if md.name == "README.md" and step in self.names:
+            return {"measured", "profile", "footer"} | ({"gain"} if self.names.index(step) else set())
+        if md.name == "README.md" and step in self.beyond:
+            plans = [b.plan for b in self.beyond[step] if b.plan]
+            return {step, "footer"} | {f"{step}:{t}" for p in plans[:1] for t in p.tables}
+        return set()
+
+
+def markdown_files():
+    files = [ROOT / "README.md"] + sorted(p for p in ROOT.glob("*.md") if p.name != "README.md")
+    files += sorted(p for p in (ROOT / "docs").rglob("*.md") if p != RESULTS_PAGE) if (ROOT / "docs").is_dir() else []
+    steps = [s for s, _ in read_steps()] + read_beyond()
+    files += [ROOT / s / "README.md" for s in steps if (ROOT / s / "README.md").is_file()]
+    return files
+
+
+def blocks(text, where):
+    """[(name, start of its body, end of its body)] of a file's text; Failure for a marker written
+    otherwise than `<!-- NAME:begin -->`, unpaired, nested or repeated."""
+    found, open_name, open_at, seen = [], None, 0, set()
+    for m in COMMENT.finditer(text):
+        inner = m.group(1).strip()
+        quoted = text[m.start() - 1:m.start()] == "`"  # `<!-- x:begin -->` in prose names a marker, is none
+        if not re.search(r":\s*(begin|end)$", inner) or quoted:
+            continue
+        name, _, edge = inner.rpartition(":")
+        if m.group(0) != f"<!-- {name}:{edge} -->" or not re.fullmatch(r"[A-Za-z0-9_.:-]+", name):
+            line = text.count("\n", 0, m.start()) + 1
+            raise Failure(f"{where}:{line}: marker '{m.group(0)}' is not written '<!-- NAME:begin -->' or "
+                          "'<!-- NAME:end -->'")
+        if edge == "begin":
+            if open_name is not None:
+                raise Failure(f"{where}: '{name}' begins inside '{open_name}'")
+            if name in seen:
+                raise Failure(f"{where}: block '{name}' appears twice")
+            open_name, open_at = name, m.end()
+        else:
+            if open_name != name:
+                raise Failure(f"{where}: '{name}:end' without its begin")
+            found.append((name, open_at, m.start()))
+            seen.add(name)
+            open_name = None
+    if open_name is not None:
+        raise Failure(f"{where}: '{open_name}:begin' without its end")
+    return found
+
+
+def held_at_head(md):
+    """The block names the file held at git's HEAD (empty where git or the file is not there)."""
+    try:
+        p = subprocess.run(["git", "show", f"HEAD:{rel(md)}"], cwd=ROOT, capture_output=True, text=True)
+    except OSError:
+        return set()
+    found = re.finditer(r"(?<!`)<!-- ([A-Za-z0-9_.:-]+):begin -->", p.stdout) if p.returncode == 0 else []
+    return {m.group(1) for m in found}
+
+
+def render_all(data):
+    """{path: (old text, new text)} for every Markdown file with blocks, and the results page. A block
+    the file held at HEAD counts as lost unless another file holds it now (it moved) or it is retired."""
+    files = {md: md.read_text() for md in markdown_files()}
+    found = {md: blocks(text, rel(md)) for md, text in files.items()}
+    anywhere = {n for f in found.values() for n, _, _ in f}
+    out = {}
+    for md, text in files.items():
+        names = {n for n, _, _ in found[md]}
+        lost = (data.required(md) - names) | {n for n in held_at_head(md) - anywhere if data.can_render(n, md)}
+        if lost:
+            raise Failure(f"{rel(md)}: lacks the block{'s' if len(lost) > 1 else ''} {', '.join(sorted(lost))}")
+        new, last = [], 0
+        for name, begin, end in found[md]:
+            new += [text[last:begin], "\n" + data.render(name, md).rstrip("\n") + "\n"]
+            last = end
+        out[md] = (text, "".join(new) + text[last:])
+    if len(data.gpus) > 1 or RESULTS_PAGE.exists():
+        out[RESULTS_PAGE] = (RESULTS_PAGE.read_text() if RESULTS_PAGE.is_file() else "", data.results_page())
+    return out
+
+
+def main(args):
+    rendered = render_all(Data())
+    changed = {p: new for p, (old, new) in rendered.items() if old != new}
+    if args.check or args.dry_run:
+        for p, new in changed.items():
+            diff = difflib.unified_diff(rendered[p][0].splitlines(), new.splitlines(), f"{rel(p)} (now)",
+                                        f"{rel(p)} (rendered)", lineterm="", n=1)
+            print("\n".join(list(diff)[:40]))
+        if args.check and changed:
+            raise Failure(f"{len(changed)} file(s) differ from what the records render: {', '.join(rel(p) for p in changed)}; "
+                          "run scripts/suite readme")
+        return 0
+    write_files(changed)
+    print(f"readme: {len(changed)} file(s) written" + (": " + ", ".join(rel(p) for p in changed) if changed else ""))
+    return 0

@@ -1,0 +1,122 @@
+"""One run list per step beyond the progression: <step>/runs.txt, read here and only here (CMake asks
+`scripts/suite runs STEP --cmake` for its smoke and cli lines).
+
+One run per line, its kind first, fields separated by "|"; "#" starts a comment:
+    smoke NAME | ARGUMENTS                a CTest smoke run (77 counts as skipped)
+    smoke NAME | mpi NP | ARGUMENTS       <step>_mpi under mpirun -np NP, where built and NP GPUs are seen
+    cli NAME | CODE | TEXT | ARGUMENTS    the command line's contract, checked without a GPU: exit CODE
+                                          and TEXT in the one-line message (in stdout for CODE 0)
+    sanitize TOOLS | ARGUMENTS            compute-sanitizer runs of `suite gpu` (TOOLS: all or a,b)
+    measure NAME | [mpi NP|all |] ARGUMENTS  the runs behind the step's tables (`suite measure`)
+    profile NAME | KERNELS | ARGUMENTS    Nsight Compute runs (`suite profile`), KERNELS ncu's -k filter
+and the measured tables' settings:
+    title: TEXT            what the main table shows
+    columns: a, b          the record fields that lead each row
+    ceiling: no            no read-ceiling column (several GPUs)
+    skip: FIELD            the main table leaves out the records that hold FIELD (they have a table of their own)
+    rows: largest n        the main table shows only the records at the largest n (sweeps: their last point)
+    table NAME: a, b       a second table, <!-- STEP:NAME --> in the README: those fields, one row per
+                           record holding the first; "table scaling: strong, weak" is 16's scaling tables
+A product is written once: the lines between "for VAR in A B C" and "end" repeat for each value, {VAR}
+replaced; loops nest. In ARGUMENTS, @DIR@ stands for the step's folder.
+"""
+
+import re
+import shlex
+from collections import namedtuple
+
+from .common import ROOT, Failure
+
+# How many fields come before ARGUMENTS, at least and at most, for each kind.
+KINDS = {"smoke": (1, 2), "cli": (3, 3), "sanitize": (1, 1), "measure": (1, 2), "profile": (2, 2)}
+SANITIZERS = ("memcheck", "racecheck", "synccheck", "initcheck")
+Run = namedtuple("Run", "kind name fields args where")
+
+
+def _expand(items, i, path, inside):
+    out = []
+    while i < len(items):
+        number, line = items[i]
+        if line == "end":
+            if not inside:
+                raise Failure(f"{path}:{number}: 'end' without 'for'")
+            return out, i + 1
+        m = re.fullmatch(r"for ([A-Za-z_]\w*) in (.+)", line)
+        if m:
+            body, i = _expand(items, i + 1, path, True)
+            key = "{" + m.group(1) + "}"
+            out += [(n, text.replace(key, value)) for value in m.group(2).split() for n, text in body]
+            continue
+        out.append((number, line))
+        i += 1
+    if inside:
+        raise Failure(f"{path}: a 'for' without its 'end'")
+    return out, i
+
+
+class RunList:
+    def __init__(self, step, text=None):
+        self.step, self.path = step, ROOT / step / "runs.txt"
+        if text is None:
+            try:
+                text = self.path.read_text()
+            except OSError:
+                raise Failure(f"{step}/runs.txt: cannot read it (a step beyond the progression lists its runs there)") from None
+        self.runs, self.title, self.columns, self.ceiling, self.tables = [], "", [], True, {}
+        self.skip, self.largest = None, False
+        items = [(k, line.split("#", 1)[0].strip()) for k, line in enumerate(text.splitlines(), 1)]
+        lines, _ = _expand([x for x in items if x[1]], 0, f"{step}/runs.txt", False)
+        for number, line in lines:
+            self._line(number, line)
+
+    def _line(self, number, line):
+        where = f"{self.step}/runs.txt:{number}"
+        loose = re.search(r"\{[A-Za-z_]\w*\}", line)
+        if loose:
+            raise Failure(f"{where}: {loose.group(0)} outside a 'for' over it")
+        key, colon, value = line.partition(":")
+        if colon and "|" not in key and (key in ("title", "columns", "ceiling", "skip", "rows") or key.startswith("table ")):
+            items = [v.strip() for v in value.split(",") if v.strip()]
+            if key == "title":
+                self.title = value.strip()
+            elif key == "columns":
+                self.columns = items
+            elif key == "ceiling":
+                self.ceiling = value.strip() != "no"
+            elif key == "skip":
+                self.skip = value.strip()
+            elif key == "rows" and value.strip() == "largest n":
+                self.largest = True
+            elif re.fullmatch(r"table [a-z_]+", key) and items:
+                self.tables[key[6:]] = items
+            else:
+                raise Failure(f"{where}: expected 'table NAME: field, field'")
+            return
+        kind, _, rest = line.partition(" ")
+        if kind not in KINDS:
+            raise Failure(f"{where}: expected a kind ({', '.join(KINDS)}) or a setting, got '{line[:40]}'")
+        parts = [p.strip() for p in rest.split("|")]
+        lo, hi = KINDS[kind]
+        if kind == "profile":  # the kernel filter may hold "|": NAME | KERNELS | ARGUMENTS
+            parts = [parts[0], "|".join(parts[1:-1]), parts[-1]] if len(parts) >= 3 else parts
+        fields = parts[:-1]
+        if not lo <= len(fields) <= hi or not re.fullmatch(r"[A-Za-z0-9._,-]+", fields[0]):
+            raise Failure(f"{where}: expected {kind} {'NAME | ' if kind != 'sanitize' else ''}... | ARGUMENTS")
+        if len(fields) == 2 and kind in ("smoke", "measure") and not re.fullmatch(r"mpi ([0-9]+|all)", fields[1]):
+            raise Failure(f"{where}: expected {kind} NAME | mpi NP | ARGUMENTS")
+        if kind == "sanitize" and not set(fields[0].split(",")) <= {"all", *SANITIZERS}:
+            raise Failure(f"{where}: expected sanitize all | ARGUMENTS or TOOL,TOOL | ARGUMENTS "
+                          f"({', '.join(SANITIZERS)})")
+        if kind == "cli" and not fields[1].isdigit():
+            raise Failure(f"{where}: expected cli NAME | CODE | TEXT | ARGUMENTS")
+        args = shlex.split(parts[-1].replace("@DIR@", str(ROOT / self.step)))
+        name, fields = ("sanitize", fields) if kind == "sanitize" else (fields[0], fields[1:])
+        self.runs.append(Run(kind, name, fields, args, where))
+
+    def of(self, kind):
+        return [r for r in self.runs if r.kind == kind]
+
+    def cmake_lines(self):
+        """The smoke and cli runs as cmake/BeyondStep.cmake reads them: fields joined by "|", the
+        arguments by spaces (a cli argument ">FILE" sends the run's stdout to FILE)."""
+        return ["|".join([r.kind, r.name, *r.fields, " ".join(r.args)]) for r in self.runs if r.kind in ("smoke", "cli")]

@@ -1,0 +1,97 @@
+"""skips [BUILD | FILE.xml] [--allow REGEX]: why tests were skipped, one line per reason with its count
+and an example, from the JUnit file ctest wrote (Testing/junit.xml; the test preset writes it), else
+from Testing/Temporary/LastTest.log (which logs a test that exits 77 as passed, so those are missing).
+The grouped GPU tests (gpu.all, smoke.all) print "skipped N: REASON" per reason; those count case by case.
+--allow: exit 1 when a skip's reason does not match REGEX (the GPU session allows "needs N GPUs")."""
+
+import re
+import sys
+import xml.etree.ElementTree as ET
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from .common import ROOT, Failure, UsageError
+
+JUNIT = Path("Testing") / "junit.xml"
+LAST_TEST = Path("Testing") / "Temporary" / "LastTest.log"
+
+
+def strip_program(line):
+    return re.sub(r"^[0-9]{2}_\w+: ", "", line)
+
+
+def reasons(output, fallback):
+    """[(count, reason)] of one skipped test."""
+    groups = [(int(m.group(1)), strip_program(m.group(2))) for m in
+              (re.match(r"^skipped ([0-9]+): (.*)$", line.strip()) for line in output.splitlines()) if m]
+    if groups:
+        return groups
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if line.endswith(": Skipped") and i + 1 < len(lines):
+            return [(1, strip_program(lines[i + 1]))]
+        m = re.search(r"\.\.\. skipped '(.*)'$", line)
+        if m:
+            return [(1, m.group(1))]
+    last = next((x for x in reversed(lines) if not x.startswith(("[", "<end"))), fallback)
+    return [(1, strip_program(last))]
+
+
+def from_junit(path):
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as e:
+        raise Failure(f"{path}: not a JUnit file ({e})") from None
+    cases = list(root.iter("testcase"))
+    skipped = [c for c in cases if c.find("skipped") is not None]
+    return len(cases), [(c.get("name", "?"), reasons(c.findtext("system-out") or "", c.find("skipped").get("message", "")))
+                        for c in skipped]
+
+
+def from_last_test(path):
+    text = path.read_text(errors="replace")
+    total, skipped = 0, []
+    for block in re.split(r"\n(?=\d+/\d+ Testing: )", text):
+        m = re.match(r"\d+/\d+ Testing: (.*)", block)
+        if m:
+            total += 1
+            if "Skip regular expression found" in block:
+                out = block.split("Output:", 1)[-1].split("<end of output>", 1)[0]
+                skipped.append((m.group(1), reasons(out, "skip expression matched")))
+    return total, skipped
+
+
+def main(args):
+    try:
+        allow = re.compile(args.allow) if args.allow is not None else None
+    except re.error as e:
+        raise UsageError(f"--allow: not a regular expression: {e}") from None
+    where = Path(args.where or ROOT / "build" / "release")
+    if not str(args.where or "x").strip():
+        raise UsageError("an empty build folder or file name was given")
+    if where.is_file():
+        source, read = where, from_junit
+    elif where.is_dir():
+        source, read = (where / JUNIT, from_junit) if (where / JUNIT).is_file() else (where / LAST_TEST, from_last_test)
+        if not source.is_file():
+            raise Failure(f"no record of a test run in {where} (run ctest there first)")
+    else:
+        raise UsageError(f"no such build folder or file: {where}")
+    total, skipped = read(source)
+    if not total:
+        raise Failure(f"{source}: no test recorded there")
+    counts, examples = Counter(), defaultdict(list)
+    for name, found in skipped:
+        for count, r in found:
+            counts[r] += count
+            examples[r].append(name)
+    print(f"{len(skipped)} of {total} tests skipped" + (", for these reasons:" if counts else ""))
+    for r, count in counts.most_common():
+        more = f", ... {len(examples[r]) - 1} more" if len(examples[r]) > 1 else ""
+        print(f"  {count:4d}  {r}  (e.g. {examples[r][0]}{more})")
+    if allow is not None:
+        refused = [name for name, found in skipped if any(not allow.search(r) for _, r in found)]
+        if refused:
+            print(f"skips: {len(refused)} skips not allowed by --allow (e.g. {refused[0]})", file=sys.stderr)
+            return 1
+    return 0

@@ -1,0 +1,263 @@
+"""scripts/suite as a user runs it, on a small tree (fixture.py) with fake step executables."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+from tests.fixture import SUITE, TreeCase
+
+BIG = "9" * 5000
+
+
+class Readme(TreeCase):
+    def test_write_then_check(self):
+        self.assertEqual(self.suite("readme")[0], 0)
+        rc, out, err = self.suite("readme", "--check")
+        self.assertEqual(rc, 0, out + err)
+        text = (self.root / "01_tree" / "README.md").read_text()
+        self.assertIn("| H200 | 2^12 |", text)
+        self.assertIn("gain_01_tree.png", text)
+        self.assertIn("[`results/h100/progression`](../results/h100/progression), commit `abcdef1`", text)
+        self.assertIn("docs/results.md", (self.root / "README.md").read_text())
+        self.assertIn("## H100 80GB HBM3", (self.root / "docs" / "results.md").read_text())
+        self.assertIn("| float | 0x1 |", (self.root / "12_types" / "README.md").read_text())
+
+    def edit(self, path, old, new):
+        p = self.root / path
+        p.write_text(p.read_text().replace(old, new, 1))
+
+    def test_check_fails_on_an_edit_a_marker_or_a_lost_block(self):
+        self.suite("readme")
+        cases = [("01_tree/README.md", "| H200 |", "| H201 |"),
+                 ("01_tree/README.md", "<!-- measured:begin -->", "<!--measured:begin-->"),
+                 ("01_tree/README.md", "<!-- gain:end -->", ""),
+                 ("12_types/README.md", "<!-- 12_types:bits:begin -->", "<!-- 12_types:bits:begin -->x<!-- nope:end -->"),
+                 ("docs/results.md", "H100", "H1OO")]
+        for path, old, new in cases:
+            with self.subTest(path=path, old=old):
+                before = (self.root / path).read_text()
+                self.edit(path, old, new)
+                self.assertOneLine(1, self.suite("readme", "--check"))
+                (self.root / path).write_text(before)
+        text = (self.root / "01_tree" / "README.md").read_text()
+        start, end = text.index("<!-- profile:begin -->"), text.index("<!-- profile:end -->") + 20
+        (self.root / "01_tree" / "README.md").write_text(text[:start] + text[end:])  # the whole block gone
+        rc, _, err = self.suite("readme", "--check")
+        self.assertEqual(rc, 1)
+        self.assertIn("lacks the block profile", err)
+
+    def test_a_block_held_at_head_and_lost(self):
+        self.edit("README.md", "text", "<!-- check:begin -->\n<!-- check:end -->")
+        (self.root / "results" / "h200" / "progression" / "check.json").write_text(
+            json.dumps({"tests": "all passed", "sanitizer": "clean", "commit": "abcdef1234", "date": "2026-11-27"}))
+        self.suite("readme")
+        git = lambda *a: subprocess.run(["git", *a], cwd=self.root, capture_output=True)  # noqa: E731
+        git("init", "-q")
+        git("add", "-A")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tree")
+        self.edit("README.md", "<!-- check:begin -->", "")
+        self.edit("README.md", "<!-- check:end -->", "")
+        rc, _, err = self.suite("readme", "--check")
+        self.assertEqual(rc, 1)
+        self.assertIn("README.md: lacks the block check", err)
+
+    def test_nothing_is_written_when_one_file_cannot_be(self):
+        before = self.snapshot()
+        (self.root / "docs" / "results.md").mkdir(parents=True)  # a folder where the page goes
+        rc, _, err = self.suite("readme")
+        self.assertEqual(rc, 1)
+        self.assertIn("docs/results.md", err)
+        self.assertEqual(before, self.snapshot())
+
+    def test_unknown_block(self):
+        self.edit("README.md", "text", "<!-- nothing:begin -->\n<!-- nothing:end -->")
+        rc, _, err = self.suite("readme", "--check")
+        self.assertEqual(rc, 1)
+        self.assertIn("no block is called 'nothing'", err)
+
+
+class Running(TreeCase):
+    def test_run_prints_the_table_and_writes_only_with_out(self):
+        before = self.snapshot()
+        rc, out, err = self.suite("run", "--no-build", "--build-dir", self.root / "build")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("02_fast", out)
+        self.assertIn("[3/3] 02_fast", err)
+        self.assertEqual(before, self.snapshot())
+        rc, _, err = self.suite("run", "--no-build", "--build-dir", self.root / "build", "--out", self.root / "new")
+        self.assertEqual(rc, 0, err)
+        table = json.loads((self.root / "new" / "h200" / "progression" / "table.json").read_text())
+        self.assertEqual(len(table["records"][0]["samples_ms"]), 30)
+
+    def test_the_build_is_bounded(self):
+        log = self.tmp.parent / "cmake.log"
+        fake = self.tmp.parent / "bin"
+        fake.mkdir()
+        (fake / "cmake").write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n")
+        (fake / "cmake").chmod(0o755)
+        path = f"{fake}:{os.environ['PATH']}"
+        self.suite("run", "--build-dir", self.root / "build", env={"PATH": path})
+        self.suite("run", "--build-dir", self.root / "build", env={"PATH": path, "CMAKE_BUILD_PARALLEL_LEVEL": "2"})
+        first, second = log.read_text().splitlines()
+        jobs = int(first.split("--parallel ")[1])
+        self.assertTrue(1 <= jobs <= 8, first)
+        self.assertNotIn("--parallel", second)
+
+    def test_no_gpu_is_77_and_makes_no_folder(self):
+        for args in (["run"], ["lecture"], ["sweep"], ["ab", "01"]):
+            with self.subTest(args=args):
+                rc, _, err = self.suite(*args, "--no-build", "--build-dir", self.root / "build",
+                                        *(["--out", self.root / "new"] if args[0] in ("run", "sweep") else []), env={"FAKE": "nogpu"})
+                self.assertOneLine(77, (rc, "", err))
+                self.assertIn("no usable CUDA device", err)
+                self.assertFalse((self.root / "new").exists())
+        rc, _, err = self.suite("gpu", self.root / "session", env={"PATH": str(self.tmp)})
+        self.assertOneLine(77, (rc, "", err))
+        self.assertFalse((self.root / "session").exists())
+
+    def test_the_gpu_session(self):
+        fake = self.tmp.parent / "bin"
+        fake.mkdir()
+        (fake / "nvidia-smi").write_text('#!/bin/sh\necho "GPU 0: NVIDIA H200 (UUID: x)"\n')
+        (fake / "compute-sanitizer").write_text('#!/bin/sh\necho "ERROR SUMMARY: 0 errors"\n')
+        for f in fake.iterdir():
+            f.chmod(0o755)
+        out = self.tmp.parent / "session"
+        rc, text, err = self.suite("gpu", out, "--build-dir", self.root / "build", "--parts", "sanitizer,table,measure",
+                                   env={"PATH": f"{fake}:{os.environ['PATH']}"})
+        self.assertEqual(rc, 0, text + err)
+        self.assertIn("compute-sanitizer: 28 of 28 runs clean", (out / "summary.txt").read_text())
+        check = json.loads((out / "results" / "h200" / "progression" / "check.json").read_text())
+        self.assertEqual(check["sanitizer"], "clean (28 runs)")
+        self.assertTrue((out / "results" / "h200" / "12_types" / "float.json").is_file())
+        self.assertTrue((out / "logs" / "table.log").is_file())
+        rc, _, err = self.suite("profile", "--build-dir", self.root / "build", env={"PATH": str(fake)})
+        self.assertOneLine(1, (rc, "", err))
+        self.assertIn("ncu", err)
+
+    def test_lecture_prints_each_row_and_writes_nothing(self):
+        before = self.snapshot()
+        rc, out, err = self.suite("lecture", "--no-build", "--build-dir", self.root / "build", "--iters", "5")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("[3/3] 02_fast at n = 2^10", err)
+        rows = [line for line in out.splitlines() if line.startswith("0")]
+        self.assertEqual([r.split()[:2] for r in rows], [["00_atomic", "2^12"], ["01_tree", "2^12"], ["02_fast", "2^10"]])
+        self.assertEqual(before, self.snapshot())
+
+    def test_a_failed_step_is_exit_1(self):
+        rc, _, _ = self.suite("run", "--no-build", "--build-dir", self.root / "build", env={"FAKE": "fail"})
+        self.assertEqual(rc, 1)
+
+    def test_sweep_and_measure_write_records(self):
+        rc, _, err = self.suite("sweep", "--no-build", "--build-dir", self.root / "build", "--range", "10:11", "--out", self.root / "r")
+        self.assertEqual(rc, 0, err)
+        points = json.loads((self.root / "r" / "h200" / "progression" / "sweep.json").read_text())["records"]
+        self.assertEqual(len(points), 2 * 4)
+        self.suite("sweep", "--no-build", "--build-dir", self.root / "build", "--range", "11:12", "--out", self.root / "r", "--add")
+        points = json.loads((self.root / "r" / "h200" / "progression" / "sweep.json").read_text())["records"]
+        self.assertEqual(sorted({p["n"] for p in points}), [1 << 10, 1 << 11, 1 << 12])
+        self.assertEqual(len(points), 3 * 4)
+        stale = self.root / "r" / "h200" / "12_types" / "old.json"
+        stale.parent.mkdir(parents=True)
+        stale.write_text("{}\n")
+        rc, out, err = self.suite("measure", "12", "--build-dir", self.root / "build", "--out", self.root / "r")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("| float | 2^12 |", out)
+        self.assertEqual(sorted(p.name for p in stale.parent.iterdir()),
+                         ["double.json", "float.json", "meta.json", "read_ceiling_16384.json"])
+        self.assertOneLine(2, self.suite("measure", "12", "--build-dir", self.root / "build", "--only", "half"))
+
+    def test_ab_and_aa(self):
+        rc, out, err = self.suite("ab", "01", "02", "--no-build", "--build-dir", self.root / "build", "--rounds", "2", "--iters", "10")
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out, r"01_tree +00_atomic +2\^12 .*(faster|slower|within noise)")
+        rc, out, err = self.suite("ab", "02", "--aa", "--range", "10:12", "--no-build", "--build-dir", self.root / "build",
+                                  "--rounds", "3", "--iters", "10")
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out, r"A/A: [0-3] of 3 points within noise: false-positive rate")
+
+    def test_compare(self):
+        r = self.root / "results"
+        rc, out, err = self.suite("compare", r / "h200", r / "h200")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("within noise", out)
+        self.assertNotIn("faster", out)
+        rc, out, _ = self.suite("compare", r / "h100" / "progression" / "table.json", r / "h200" / "progression" / "table.json")
+        self.assertIn("no samples", out)
+
+
+class BadInput(TreeCase):
+    def test_one_line_and_exit_2(self):
+        b = ["--no-build", "--build-dir", self.root / "build"]
+        cases = [["run", "--n", BIG], ["run", "--n", "2^40"], ["run", "--steps", "07"], ["run", "--steps", "1,01"],
+                 ["run", "--n", "1", "--n", "2"], ["lecture", "--iters", BIG], ["sweep", "--range", "20:10"],
+                 ["sweep", "--range", BIG], ["measure", "13"], ["measure", "12", "--iters", BIG], ["ab", "00"],
+                 ["ab", "01", "--rounds", BIG], ["ab", "01", "--aa", "--against", "00"], ["compare", "nope", "nope"],
+                 ["figures", "--only", ""], ["figures", "--only", "gain_99"], ["lesson", "00", "02"], ["lesson", "00"],
+                 ["gpu", "out", "--sanitizer-jobs", BIG], ["gpu", "out", "--parts", ""], ["skips", ""], ["skips", "nowhere"],
+                 ["skips", "--allow", "("], ["runs", "13"], ["bogus"], [], ["readme", "--frobnicate"], ["run", "--steps="]]
+        for args in cases:
+            with self.subTest(args=[str(a)[:12] for a in args]):
+                extra = b if args[:1] in (["run"], ["lecture"], ["sweep"], ["ab"]) else []
+                rc, out, err = self.suite(*args, *extra)
+                self.assertOneLine(2, (rc, out, err))
+                self.assertTrue(err.startswith("suite: "), err)
+                if BIG in args:
+                    self.assertIn("--", err)
+                    self.assertLess(len(err), 300)
+        rc, _, err = self.suite("run", "--no-build", "--build-dir", self.root / "build", "--", "--bogus")
+        self.assertOneLine(2, (rc, "", err))
+
+    def test_a_closed_stdout_is_no_traceback(self):
+        self.suite("readme")
+        (self.root / "01_tree" / "README.md").write_text((self.root / "01_tree" / "README.md").read_text().replace("H200", "X"))
+        for args in (["compare", self.root / "results" / "h200", self.root / "results" / "h100"], ["readme", "--check"],
+                     ["lesson", "00", "01"], ["runs", "12"], ["--help"]):
+            with self.subTest(args=args[0]):
+                env = dict(os.environ, REDUCE_ROOT=str(self.root), TMPDIR=str(self.tmp))
+                p = subprocess.Popen([sys.executable, str(SUITE), *map(str, args)], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env)
+                p.stdout.close()
+                err = p.stderr.read().decode()
+                p.stderr.close()
+                p.wait()
+                self.assertNotIn("Traceback", err)
+                self.assertLessEqual(len(err.strip().splitlines()), 1, err)
+
+
+class Small(TreeCase):
+    def test_runs_and_lesson(self):
+        rc, out, _ = self.suite("runs", "12", "--cmake")
+        self.assertEqual(out.splitlines(), ["smoke|float.n1|--type float --n 1", "smoke|double.n1|--type double --n 1",
+                                            "cli|bad|2|--type|--type half"])
+        self.assertEqual(self.suite("lesson", "--pairs")[1].split(), ["00_atomic", "01_tree"])
+        rc, out, _ = self.suite("lesson", "00", "01", "--check")
+        self.assertEqual(rc, 0)
+        self.assertIn("within the budget of 40", out)
+        self.assertIn("+__global__ void reduce_tree", self.suite("lesson", "00", "01")[1])
+
+    def test_skips(self):
+        junit = self.tmp.parent / "junit.xml"
+        junit.write_text('<testsuite><testcase name="a"><skipped message="m"/><system-out>x\nneeds 2 GPUs, this machine shows 1'
+                         '</system-out></testcase><testcase name="b"/><testcase name="gpu.all"><skipped/><system-out>'
+                         'skipped 3: no usable CUDA device</system-out></testcase></testsuite>')
+        rc, out, _ = self.suite("skips", junit)
+        self.assertEqual(rc, 0)
+        self.assertIn("2 of 3 tests skipped", out)
+        self.assertIn("   3  no usable CUDA device", out)
+        self.assertEqual(self.suite("skips", junit, "--allow", "needs [0-9]+ GPUs")[0], 1)
+
+    def test_figures(self):
+        if importlib.util.find_spec("matplotlib") is None:
+            self.assertOneLine(1, self.suite("figures"))
+            return
+        rc, _, err = self.suite("figures", "--only", "gain_01_tree,sweep_h200")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(sorted(p.name for p in (self.root / "docs" / "figures").iterdir()), ["gain_01_tree.png", "sweep_h200.png"])
+
+
+if __name__ == "__main__":
+    unittest.main()

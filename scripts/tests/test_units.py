@@ -1,0 +1,167 @@
+"""The package's pieces on their own: run lists, option values, writes, the bootstrap, markers, tables."""
+
+import os
+import random
+import stat
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from reduce_tools import common, readme, runlist, stats, tables
+from reduce_tools.common import Failure, UsageError
+
+
+class RunLists(unittest.TestCase):
+    def plan(self, text):
+        return runlist.RunList("12_types_ops", text)
+
+    def test_a_product_is_written_once(self):
+        p = self.plan("for t in float int\nfor op in sum max\nsmoke {t}.{op} | --type {t} --op {op}\nend\nend\n")
+        self.assertEqual([r.name for r in p.runs], ["float.sum", "float.max", "int.sum", "int.max"])
+        self.assertEqual(p.runs[3].args, ["--type", "int", "--op", "max"])
+
+    def test_every_kind_and_setting(self):
+        p = self.plan("title: t\ncolumns: a, b\nceiling: no\ntable bits: n, x\nsmoke s | mpi 2 | --n 1\n"
+                      "cli c | 2 | given twice | --n 1 --n 2\nsanitize memcheck,racecheck | --n 3\nmeasure m | --n 2^28\n"
+                      "profile p | regex:a|b | --n 4  # comment\n")
+        self.assertEqual((p.title, p.columns, p.ceiling, p.tables), ("t", ["a", "b"], False, {"bits": ["n", "x"]}))
+        self.assertEqual([r.kind for r in p.runs], ["smoke", "cli", "sanitize", "measure", "profile"])
+        self.assertEqual(p.of("profile")[0].fields, ["regex:a|b"])
+        self.assertEqual(p.cmake_lines(), ["smoke|s|mpi 2|--n 1", "cli|c|2|given twice|--n 1 --n 2"])
+
+    def test_bad_lists_name_their_line(self):
+        for text in ("end\n", "for x in a b\nsmoke {x} | --n 1\n", "smoke {x} | --n 1\n", "bench a | --n 1\n",
+                     "cli c | two | t | --n 1\n", "smoke a | mpi | --n 1\n", "sanitize leakcheck | --n 1\n",
+                     "table: a\n", "smoke a b | --n 1\n", "measure m\n"):
+            with self.subTest(text=text), self.assertRaises(Failure) as e:
+                self.plan(text)
+            self.assertIn("12_types_ops/runs.txt", str(e.exception))
+
+    def test_the_steps_run_lists_parse(self):
+        for step in common.read_beyond() + (["15_exact"] if (common.ROOT / "15_exact" / "runs.txt").is_file() else []):
+            with self.subTest(step=step):
+                p = runlist.RunList(step)
+                self.assertTrue(p.of("smoke") and p.of("cli"), step)
+                self.assertEqual(len({r.name for r in p.of("smoke")}), len(p.of("smoke")), "a smoke name twice")
+
+
+class Values(unittest.TestCase):
+    def test_huge_and_bad_integers_name_the_option(self):
+        for text in ("9" * 5000, "", "-1", "1_0", "١٢", "3.5"):
+            with self.subTest(text=text[:8]), self.assertRaises(UsageError) as e:
+                common.parse_int(text, "--rounds", 1, 100)
+            self.assertIn("--rounds", str(e.exception))
+            self.assertLess(len(str(e.exception)), 200)
+        with self.assertRaises(UsageError):
+            common.parse_count("9" * 5000, "--n")
+
+    def test_counts_and_ranges(self):
+        self.assertEqual([common.parse_count(x) for x in ("1000", "4K", "2^20", "1G")], [1000, 4096, 1 << 20, 1 << 30])
+        self.assertEqual(common.parse_range("10:30", "--range"), (10, 30))
+        for bad in ("20:10", "10", "a:b", "10:37", ""):
+            with self.subTest(bad=bad), self.assertRaises(UsageError):
+                common.parse_range(bad, "--range")
+        self.assertEqual([common.count_text(x) for x in (1 << 26, 1000003)], ["2^26", "1000003"])
+
+
+class Writes(unittest.TestCase):
+    def setUp(self):
+        self._d = tempfile.TemporaryDirectory()
+        self.d = Path(self._d.name)
+
+    def tearDown(self):
+        self._d.cleanup()
+
+    def test_all_or_nothing(self):
+        a, plain = self.d / "a.txt", self.d / "plain"
+        a.write_text("old a")
+        plain.write_text("a file where a folder should be")
+        with self.assertRaises(Failure) as e:
+            common.write_files({a: "new a", plain / "b.txt": "new b"})
+        self.assertIn("b.txt", str(e.exception))
+        self.assertEqual(a.read_text(), "old a")
+        self.assertEqual(sorted(p.name for p in self.d.rglob("*")), ["a.txt", "plain"])
+
+    def test_a_rename_that_fails_puts_back_the_others(self):
+        a, b = self.d / "a.txt", self.d / "b.txt"
+        a.write_text("old a")
+        real, calls = os.replace, []
+
+        def second_fails(src, dst):
+            calls.append(dst)
+            if Path(dst) == b:
+                raise OSError(28, "No space left on device")
+            return real(src, dst)
+        with mock.patch.object(common.os, "replace", second_fails), self.assertRaises(Failure) as e:
+            common.write_files({a: "new a", b: "new b"})
+        self.assertIn("b.txt", str(e.exception))
+        self.assertEqual(a.read_text(), "old a")
+        self.assertEqual(sorted(p.name for p in self.d.iterdir()), ["a.txt"])
+
+    def test_links_devices_and_fifos_are_never_replaced(self):
+        target, link, fifo = self.d / "target.txt", self.d / "link.txt", self.d / "fifo"
+        target.write_text("old")
+        link.symlink_to(target)
+        os.mkfifo(fifo)
+        common.write_files({link: "new", Path(os.devnull): "x"})
+        self.assertTrue(link.is_symlink())
+        self.assertEqual(target.read_text(), "new")
+        with self.assertRaises(Failure):
+            common.write_files({self.d / "c.txt": "c", fifo: "x"})
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+        self.assertFalse((self.d / "c.txt").exists())
+
+
+class Bootstrap(unittest.TestCase):
+    def rounds(self, scale, seed, k=5, m=30):
+        rng = random.Random(seed)
+        return [[scale * rng.gauss(1.0, 0.01) for _ in range(m)] for _ in range(k)]
+
+    def test_verdicts_with_and_without_numpy(self):
+        for numpy in ([stats.numpy, None] if stats.numpy else [None]):
+            saved, stats.numpy = stats.numpy, numpy
+            try:
+                with self.subTest(numpy=bool(numpy)):
+                    self.assertEqual(stats.ratio_interval(self.rounds(1, 1), self.rounds(1, 2), resamples=400)[3], "within noise")
+                    self.assertEqual(stats.ratio_interval(self.rounds(1, 1), self.rounds(0.98, 2), resamples=400)[3], "faster")
+                    ratio, low, high, verdict = stats.ratio_interval([[1.0] * 5], [[1.05] * 5], resamples=100)
+                    self.assertEqual((round(ratio, 6), verdict), (1.05, "slower"))
+            finally:
+                stats.numpy = saved
+
+    def test_no_samples(self):
+        self.assertIsNone(stats.ratio_interval([[]], [[1.0]]))
+        self.assertEqual(stats.samples_of({"samples_ms": [1, "x", 2.5]}), [1.0, 2.5])
+        self.assertEqual(stats.samples_of({}), [])
+
+
+class Markers(unittest.TestCase):
+    def test_pairs(self):
+        text = "a\n<!-- x:begin -->\nold\n<!-- x:end -->\n<!-- y:z:begin --><!-- y:z:end -->"
+        self.assertEqual([n for n, _, _ in readme.blocks(text, "f")], ["x", "y:z"])
+
+    def test_marker_errors(self):
+        for text in ("<!--x:begin-->\n<!--x:end-->", "<!-- x:begin  -->\n<!-- x:end -->", "<!-- x:begin -->",
+                     "<!-- x:end -->", "<!-- x:begin -->\n<!-- y:begin -->\n<!-- y:end -->\n<!-- x:end -->",
+                     "<!-- x:begin --><!-- x:end --><!-- x:begin --><!-- x:end -->", "<!-- x:begin -->\n<!-- y:end -->"):
+            with self.subTest(text=text), self.assertRaises(Failure):
+                readme.blocks(text, "f")
+
+
+class Tables(unittest.TestCase):
+    def test_speedup_table(self):
+        recs = [{"step": f"0{k}_s", "lesson": "l", "median_ms": 4.0 / (k + 1), "gbps": 1.0 + k, "pct_peak": 1.0,
+                 "passed": True, "cpu_ms": 8.0} for k in range(3)]
+        head, rows = tables.speedup_table(recs, {"gbps": 10.0})
+        self.assertEqual(head[-4:], ["vs 1 CPU thread", "vs 01", "vs prev", "check"])
+        self.assertEqual(rows[2][-4:], ["6.00x", "1.50x", "1.50x", "PASS"])
+
+    def test_profile_csv(self):
+        text = ('"run","ID","Kernel Name","Block Size","Grid Size","Metric Name","Metric Unit","Metric Value"\n'
+                '"a","0","void ns::<unnamed>::k<int>(int*)","(256, 1, 1)","(8, 1, 1)","Duration","us","1.5"\n')
+        launches = tables.read_profile(text)
+        self.assertEqual(launches[0][:2], ("a", "k<int>"))
+        self.assertIn("| a | `k<int>` | 8 | 256 | 1.5 us |", tables.profile_table(launches))
+        with self.assertRaises(ValueError):
+            tables.read_profile("x,y\n1,2\n")

@@ -1,0 +1,185 @@
+// Files and messages (common/files.hpp): values quoted on one bounded line; reads that refuse what is not
+// a regular file and never block; writes that replace only a regular file; lost stdout detected.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "files.hpp"
+#include "options.hpp"
+#include "usage_error.hpp"
+
+namespace {
+
+using reduce::quote;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(Quote, EscapesControlBytesAndBytesThatAreNotUtf8) {
+  EXPECT_EQ(quote("abc"), "'abc'");
+  EXPECT_EQ(quote("a\nb"), "'a\\nb'");
+  EXPECT_EQ(quote("tab\there\r"), "'tab\\there\\r'");
+  EXPECT_EQ(quote(std::string("x\0y", 3)), "'x\\x00y'");
+  EXPECT_EQ(quote("\x1b[31m"), "'\\x1B[31m'");
+  EXPECT_EQ(quote("it's a\\b"), "'it\\'s a\\\\b'");
+  EXPECT_EQ(quote("\xff\xfe"), "'\\xFF\\xFE'");             // never UTF-8
+  EXPECT_EQ(quote("\xc3"), "'\\xC3'");                      // cut short
+  EXPECT_EQ(quote("\xed\xa0\x80"), "'\\xED\\xA0\\x80'");    // a surrogate
+  EXPECT_EQ(quote("\xc2\x9b"), "'\\xC2\\x9B'");             // U+009B, a terminal's CSI
+  EXPECT_EQ(quote("caf\xc3\xa9 \xe2\x82\xac"), "'caf\xc3\xa9 \xe2\x82\xac'");  // UTF-8 kept
+}
+
+TEST(Quote, ShowsAtMostEightyCharactersThenTheLength) {
+  const std::string big(100 * 1024, 'v');
+  const std::string q = quote(big);
+  EXPECT_EQ(q, "'" + std::string(80, 'v') + "'... (102400 bytes)");
+  EXPECT_EQ(quote(std::string(80, 'v')), "'" + std::string(80, 'v') + "'");
+  // Binary without NUL: escaped, still bounded, one line, never an escape cut in half.
+  std::string binary;
+  for (int i = 0; i < 4096; ++i) binary += static_cast<char>(1 + i % 255);
+  const std::string b = quote(binary);
+  EXPECT_EQ(b.find('\n'), std::string::npos);
+  EXPECT_LT(b.size(), 120u);
+  EXPECT_NE(b.find("\\x01\\x02"), std::string::npos) << b;
+  EXPECT_NE(b.find("'... (4096 bytes)"), std::string::npos) << b;
+}
+
+TEST(ReadTextFile, ReadsARegularFile) {
+  const std::string dir = temp_dir(), path = dir + "/a.txt";
+  std::ofstream(path) << "0 1 2\n";
+  EXPECT_EQ(reduce::read_text_file(path, "--offsets", 100), "0 1 2\n");
+  EXPECT_EQ(reduce::read_text_file("/proc/self/status", "--offsets", 1 << 20).rfind("Name:", 0), 0u);
+}
+
+TEST(ReadTextFile, RefusesWhatIsNotARegularFileWithoutBlocking) {
+  const std::string dir = temp_dir(), fifo = dir + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {fifo, "is a FIFO"},  // no writer: an open without O_NONBLOCK would wait forever
+      {dir, "is a folder"},
+      {"/dev/zero", "is a character device"},
+      {"/dev/null", "is a character device"},
+      {dir + "/missing", "cannot read"},
+  };
+  for (const auto& [path, says] : cases) {
+    const std::string msg = usage_error([&] { reduce::read_text_file(path, "--offsets", 1 << 20); });
+    EXPECT_EQ(msg.rfind("--offsets: ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(says), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+TEST(ReadTextFile, AReadErrorSaysSoAndTheSizeIsBounded) {
+  const std::string mem = usage_error([] { reduce::read_text_file("/proc/self/mem", "--offsets", 1 << 20); });
+  EXPECT_NE(mem.find("cannot read '/proc/self/mem': "), std::string::npos) << mem;
+  const std::string dir = temp_dir(), path = dir + "/big.txt";
+  std::ofstream(path) << std::string(2000, '1');
+  const std::string big = usage_error([&] { reduce::read_text_file(path, "--check", 1024); });
+  EXPECT_NE(big.find("larger than 1024 bytes"), std::string::npos) << big;
+  // A /proc file's size is 0 until read: the bound holds while reading too.
+  const std::string proc = usage_error([] { reduce::read_text_file("/proc/self/maps", "--check", 16); });
+  EXPECT_NE(proc.find("larger than 16 bytes"), std::string::npos) << proc;
+}
+
+TEST(FileWriter, CreatesAndReplacesARegularFileByRename) {
+  const std::string dir = temp_dir(), path = dir + "/out.txt";
+  {
+    reduce::FileWriter w(path, "--write");
+    w.commit("one\n");
+  }
+  EXPECT_EQ(slurp(path), "one\n");
+  chmod(path.c_str(), 0640);
+  struct stat before {}, after {};
+  ASSERT_EQ(stat(path.c_str(), &before), 0);
+  {
+    reduce::FileWriter w(path, "--write");
+    EXPECT_EQ(slurp(path), "one\n");  // untouched until commit
+    w.commit("two\n");
+  }
+  ASSERT_EQ(stat(path.c_str(), &after), 0);
+  EXPECT_EQ(slurp(path), "two\n");
+  EXPECT_NE(before.st_ino, after.st_ino);  // a new file renamed over it
+  EXPECT_EQ(after.st_mode & 0777, 0640u);  // with the old one's mode
+  {
+    reduce::FileWriter abandoned(path, "--write");  // no commit: the file stays, no temporary is left
+  }
+  EXPECT_EQ(slurp(path), "two\n");
+  int entries = 0;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (const dirent* e = readdir(d)) entries += e->d_name[0] != '.' || std::string(e->d_name).size() > 2;
+    closedir(d);
+  }
+  EXPECT_EQ(entries, 1) << "a temporary file was left in " << dir;
+}
+
+TEST(FileWriter, ASymlinkStaysASymlinkAndItsTargetIsWritten) {
+  const std::string dir = temp_dir(), target = dir + "/target.txt", link = dir + "/link.txt";
+  std::ofstream(target) << "old\n";
+  ASSERT_EQ(symlink("target.txt", link.c_str()), 0);
+  reduce::FileWriter(link, "--write").commit("new\n");
+  struct stat st {};
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(slurp(target), "new\n");
+  const std::string dangling = dir + "/dangling";
+  ASSERT_EQ(symlink("nowhere/x", dangling.c_str()), 0);
+  EXPECT_NE(usage_error([&] { reduce::FileWriter(dangling, "--write"); }).find("symlink to nothing"), std::string::npos);
+}
+
+TEST(FileWriter, ADeviceIsWrittenInPlaceNeverReplaced) {
+  reduce::FileWriter(std::string("/dev/null"), "--write").commit(std::string(4096, 'x'));
+  struct stat st {};
+  ASSERT_EQ(stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/null is no longer a character device";
+  // A full device: the write fails at commit, as lost output (exit 1), with the reason.
+  reduce::FileWriter full("/dev/full", "--write");
+  try {
+    full.commit("x\n");
+    ADD_FAILURE() << "a write to /dev/full succeeded";
+  } catch (const reduce::OutputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write '/dev/full': "), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+TEST(FileWriter, RefusesAFolderAndAFifoWithoutAReader) {
+  const std::string dir = temp_dir(), fifo = dir + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(usage_error([&] { reduce::FileWriter(dir, "--write"); }).find("is a folder"), std::string::npos);
+  EXPECT_NE(usage_error([&] { reduce::FileWriter(fifo, "--write"); }).find("FIFO that no process reads"), std::string::npos);
+  struct stat st {};
+  ASSERT_EQ(stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  const std::string bad = usage_error([] { reduce::FileWriter("/nonexistent_folder/x\ny", "--write"); });
+  EXPECT_NE(bad.find("cannot write '/nonexistent_folder/x\\ny': "), std::string::npos) << bad;
+}
+
+// Lost output: stdout on /dev/full is found at the flush, with the reason.
+TEST(FlushStdout, ReportsAFullDevice) {
+  std::fflush(stdout);
+  const int saved = dup(STDOUT_FILENO), full = open("/dev/full", O_WRONLY);
+  ASSERT_GE(full, 0);
+  dup2(full, STDOUT_FILENO);
+  std::cout << "lost\n";
+  const std::string why = reduce::flush_stdout();
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  close(full);
+  std::clearerr(stdout);
+  std::cout.clear();
+  EXPECT_NE(why.find("No space left"), std::string::npos) << why;
+  EXPECT_EQ(reduce::flush_stdout(), "");
+}
+
+}  // namespace
