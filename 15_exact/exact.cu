@@ -15,9 +15,10 @@
 // outside the band re-centres the band just above the round's largest exponent (flushing the window if
 // it moves); floats still outside it (too small, NaN, infinities) are added exactly, one by one.
 // Main loop in the sm_90 SASS of the 512-thread kernel (cuobjdump -sass), per round of 16 floats on the
-// common path: 4 LDG.128 with their addresses and bounds (30 instructions), the band check (16 FSETP,
-// 16 IADD3, 16 ISETP, 7 PLOP3, the branch: 57), 16 F2F.F64.F32 and 16 DADD with the window count (38),
-// the loop (10): 135, about 8.4 a float, against the H200's issue budget of about 28.
+// common path: 4 LDG.128 with their addresses and bounds (45 instructions, 14 of them on the uniform
+// datapath), the band check (16 FSETP, 16 IADD3, 16 ISETP, 7 PLOP3 and the branch: 56), 16 F2F.F64.F32
+// and 16 DADD with the window count and its vote (37), the loop (8): 146, about 9 a float, against the
+// H200's issue budget of about 28. The rare paths are out of line (rare_round), away from the loop's code.
 //
 // The blocks: each normalizes its shared accumulator and adds its 15 words to the scratch Acc with
 // 64-bit atomics; the last block to finish (a counter) takes the total, zeroes the scratch for the next
@@ -140,29 +141,14 @@ struct Window {
     rounds = 0;
   }
 
-  // One round of 16 floats: the common case in registers. A round with a float outside the band first
-  // moves the band (small code); only a round that still does not fit takes the one-by-one path, whose
-  // large code is then never fetched for data of one scale. Then, with the warp converged again, a flush
-  // of the whole warp once a window holds 2^11 floats.
-  __device__ void add(const float4 (&x)[kLoadsInFlight], Words* acc) {
-    const float* v = reinterpret_cast<const float*>(x);
-    bool band = all_in_band(v);
-    if (!band) {
-      recentre(v, acc);
-      band = all_in_band(v);
-    }
-    if (band) {
-      double s[kLoadsInFlight];
+  // The exact double sum of a round of floats that all lie in the band, in a short tree.
+  __device__ void add_in_band(const float4 (&x)[kLoadsInFlight]) {
+    double s[kLoadsInFlight];
 #pragma unroll
-      for (int k = 0; k < kLoadsInFlight; ++k)
-        s[k] = (static_cast<double>(x[k].x) + static_cast<double>(x[k].y)) +
-               (static_cast<double>(x[k].z) + static_cast<double>(x[k].w));
-      sum += (s[0] + s[1]) + (s[2] + s[3]);
-    } else {
-      one_by_one(v, acc);
-    }
-    ++rounds;
-    if (__any_sync(kFullMask, rounds == kWindowRounds)) flush_warp(acc);
+    for (int k = 0; k < kLoadsInFlight; ++k)
+      s[k] = (static_cast<double>(x[k].x) + static_cast<double>(x[k].y)) +
+             (static_cast<double>(x[k].z) + static_cast<double>(x[k].w));
+    sum += (s[0] + s[1]) + (s[2] + s[3]);
   }
 
   __device__ bool all_in_band(const float* v) const {
@@ -197,6 +183,28 @@ struct Window {
     }
   }
 };
+
+// A round with a float outside the band: move the band (small code); a round that still does not fit
+// adds its floats one by one. Out of line and taking everything by value, so that its large code sits
+// apart from the loop's and is never fetched for data of one scale (the L2 flush before every timed run
+// evicts code too).
+__device__ __noinline__ Window rare_round(Window w, float4 a, float4 b, float4 c, float4 d, Words* acc) {
+  const float4 x[kLoadsInFlight] = {a, b, c, d};
+  const float* v = reinterpret_cast<const float*>(x);
+  w.recentre(v, acc);
+  if (w.all_in_band(v)) w.add_in_band(x);
+  else w.one_by_one(v, acc);
+  return w;
+}
+
+// One round of 16 floats: the common case in registers, the rest out of line; then, with the warp
+// converged again, a flush of the whole warp once a window holds 2^11 floats.
+__device__ void add_round(Window& w, const float4 (&x)[kLoadsInFlight], Words* acc) {
+  if (w.all_in_band(reinterpret_cast<const float*>(x))) w.add_in_band(x);
+  else w = rare_round(w, x[0], x[1], x[2], x[3], acc);
+  ++w.rounds;
+  if (__any_sync(kFullMask, w.rounds == kWindowRounds)) w.flush_warp(acc);
+}
 
 __device__ void normalize_words(Words* w) {
   Acc a;
@@ -235,7 +243,7 @@ __global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int6
       const std::int64_t i = base + k * Block + threadIdx.x;
       x[k] = i < vectors ? body[i] : float4{0.0f, 0.0f, 0.0f, 0.0f};
     }
-    w.add(x, acc);  // ...then the window
+    add_round(w, x, acc);  // ...then the window
     if (++round == kNormalizeRounds) {  // block-uniform: every thread of the block turns as often
       round = 0;
       __syncthreads();

@@ -1,7 +1,6 @@
-// 15_exact's record for the harness (reduce::Bench): one run of the step, and in the same run step 10,
-// 14_reproducible and, where built, CUB's gpu_to_gpu sum, each timed the same way. Every run of the step
-// must give the bits of the exact sum rounded once (the CPU's, common/exact_sum.hpp). --write-cases FILE
-// also writes the fsum table's cases with this GPU's results (check_fsum.py checks them with Python).
+// 15_exact's record for the harness (reduce::Bench): the step, and in the same run step 10, 14_reproducible
+// and, where built, CUB's gpu_to_gpu sum. Every run must give the exact sum's bits (common/exact_sum.hpp).
+// --write-cases FILE also writes the fsum table's cases with this GPU's results (check_fsum.py checks them).
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -16,37 +15,32 @@
 #include "harness.cuh"
 #include "reproducible.cuh"
 
-namespace step10 {
-extern const reduce::Step kStep;
-}
+namespace step10 { extern const reduce::Step kStep; }
 
 namespace {
 
 bool same_bits(float a, float b) { return std::isnan(a) ? std::isnan(b) : std::memcmp(&a, &b, sizeof a) == 0; }
 
 // The fsum cases on this GPU, each against the CPU's exact sum; false when one differs (told on stderr).
-bool write_cases(const std::string& path, const reduce::LaunchConfig& cfg, cudaStream_t stream) {
+bool write_cases(const std::string& path, const reduce::LaunchConfig& cfg) {
   reduce::FileWriter file(path, "--write-cases");
   const std::vector<exact::Case> cases = exact::fsum_cases();
-  std::vector<float> results;
-  bool ok = true;
+  std::vector<float> results(cases.size());
   reduce::DeviceBuffer<unsigned char> scratch(exact::scratch_bytes(0, cfg));
-  CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), stream));
-  for (const exact::Case& c : cases) {
-    const std::int64_t n = static_cast<std::int64_t>(c.x.size());
-    reduce::DeviceBuffer<float> in(n), out(1);
-    CUDA_CHECK(cudaMemcpyAsync(in.get(), c.x.data(), in.bytes(), cudaMemcpyHostToDevice, stream));
-    CUDA_CHECK(exact::launch(in.get(), n, out.get(), reduce::view(scratch), cfg, stream));
-    float x = 0.0f;
-    CUDA_CHECK(cudaMemcpyAsync(&x, out.get(), sizeof x, cudaMemcpyDeviceToHost, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    const float want = reduce::exact_sum(c.x.data(), n).to_float();
-    if (!same_bits(x, want)) {
-      std::fprintf(stderr, "case %s: bits %s, the exact sum's %s\n", c.name.c_str(), repro::bits_text(x).c_str(),
-                   repro::bits_text(want).c_str());
-      ok = false;
-    }
-    results.push_back(x);
+  reduce::DeviceBuffer<float> out(1);
+  CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));  // zero once: every launch leaves it zero
+  bool ok = true;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const std::vector<float>& x = cases[k].x;
+    const std::int64_t n = static_cast<std::int64_t>(x.size());
+    reduce::DeviceBuffer<float> in(n);
+    CUDA_CHECK(cudaMemcpy(in.get(), x.data(), in.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(exact::launch(in.get(), n, out.get(), reduce::view(scratch), cfg, nullptr));
+    CUDA_CHECK(cudaMemcpy(&results[k], out.get(), sizeof(float), cudaMemcpyDeviceToHost));
+    const float want = reduce::exact_sum(x.data(), n).to_float();
+    if (same_bits(results[k], want)) continue;
+    std::fprintf(stderr, "case %s: bits %s, the exact sum's %s\n", cases[k].name.c_str(), repro::bits_text(results[k]).c_str(), repro::bits_text(want).c_str());
+    ok = false;
   }
   file.commit(exact::cases_text(cases, results));
   return ok;
@@ -63,25 +57,19 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   reduce::ensure_device_memory(n * sizeof(float) + bytes15 + bytes10 + bytes14 + 2 * device.l2_bytes + (64 << 20));
 
   reduce::Testbed<float> bed(opt, device);
-  const bool cases_ok = opt.extra.at("--write-cases").empty() || write_cases(opt.extra.at("--write-cases"), cfg, bed.stream.get());
+  const bool cases_ok = opt.extra.at("--write-cases").empty() || write_cases(opt.extra.at("--write-cases"), cfg);
   const float want = reduce::exact_sum(bed.host.get(), n).to_float();
   const auto s15 = bed.scratch(bytes15), s10 = bed.scratch(bytes10), s14 = bed.scratch(bytes14);
   const auto mine = bed.time<float>(1, [&](float* out, int k) {
     return exact::launch(bed.in.get(), n, out, reduce::view(s15), bed.config(cfg, k), bed.stream.get());
   });
-  const auto ten = bed.time<float>(1, [&](float* out, int) {
-    return step10::kStep.launch(bed.in.get(), n, out, reduce::view(s10), cfg10, bed.stream.get());
-  });
-  const auto fourteen = bed.time<float>(1, [&](float* out, int) {
-    return repro::launch(bed.in.get(), n, out, reduce::view(s14), cfg14, bed.stream.get());
-  });
-  reduce::Runs<float> g2g;
-  if (repro_cub::available())
-    g2g = bed.time<float>(1, [&](float* out, int) { return repro_cub::sum(bed.in.get(), n, out, bed.stream.get()); });
+  const auto ten = bed.time<float>(1, [&](float* out, int) { return step10::kStep.launch(bed.in.get(), n, out, reduce::view(s10), cfg10, bed.stream.get()); });
+  const auto fourteen = bed.time<float>(1, [&](float* out, int) { return repro::launch(bed.in.get(), n, out, reduce::view(s14), cfg14, bed.stream.get()); });
+  reduce::Runs<float> g2g;  // CUB's gpu_to_gpu, where built with a CCCL 3.5
+  if (repro_cub::available()) g2g = bed.time<float>(1, [&](float* out, int) { return repro_cub::sum(bed.in.get(), n, out, bed.stream.get()); });
 
   reduce::Report r = reduce::fill_common(emit, opt, device);
-  float cpu_result = 0.0f;
-  r.cpu_ms = reduce::time_cpu_sum(bed.host.get(), n, opt.cpu_runs, &cpu_result);
+  reduce::time_cpu_yardsticks(r, bed.host.get(), n, opt.cpu_runs);
   reduce::fill_timing(r, mine, bed.shape);
   const float shown = *mine.run(reduce::check_runs(r, [&](int k) {  // every run: the exact sum's bits
     const float x = *mine.run(k);
@@ -99,8 +87,8 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   reduce::add_comparison(r, "step10", ten.summary);
   reduce::add_comparison(r, "step14", fourteen.summary);
   if (repro_cub::available()) {
-    r.extra.push_back(reduce::text_field("cub_g2g_bits", repro::bits_text(*g2g.run(last))));
-    r.extra.push_back(reduce::text_field("cub_g2g_cccl", repro_cub::cccl_version()));
+    r.extra.insert(r.extra.end(), {reduce::text_field("cub_g2g_bits", repro::bits_text(*g2g.run(last))),
+                                   reduce::text_field("cub_g2g_cccl", repro_cub::cccl_version())});
     reduce::add_comparison(r, "cub_g2g", g2g.summary);
   } else {
     r.extra.push_back(reduce::text_field("cub_g2g", repro_cub::why_absent()));
@@ -118,10 +106,8 @@ reduce::Bench make_bench() {
   b.spec.extra = {grid, cases};
   for (reduce::Pattern p : {reduce::Pattern::nan, reduce::Pattern::inf, reduce::Pattern::limits}) b.spec.patterns.push_back(p);
   b.spec.block = exact::kStep.block;
-  b.spec.notes =
-      "Every run must give the bits of the exact sum rounded once to nearest even (common/exact_sum.hpp). The\n"
-      "same run times step 10, 14_reproducible and, when built with a CCCL 3.5 (-DCCCL_DIR), CUB's gpu_to_gpu\n"
-      "sum; the record gives each as <name>_gbps and vs_<name>.";
+  b.spec.notes = "Every run must give the bits of the exact sum rounded once to nearest even. The same run times step 10,\n"
+                 "14_reproducible and, with a CCCL 3.5 (-DCCCL_DIR), CUB's gpu_to_gpu sum: <name>_gbps and vs_<name>.";
   b.check = [](const reduce::Options& opt) {  // a path that cannot be written is refused before any work
     if (!opt.extra.at("--write-cases").empty()) reduce::FileWriter(opt.extra.at("--write-cases"), "--write-cases");
   };

@@ -197,13 +197,13 @@ std::string verify(Sum sum, const Case& c) {
 
 TEST(RanksProperty, ExactModeGivesTheSingleLaunchsBits) {
   SKIP_WITHOUT_GPU();
-  prop::check<Case>("exact_virtual_ranks", 60, random_case, [](const Case& c) { return verify(Sum::exact, c); },
+  prop::check<Case>("exact_virtual_ranks", 200, random_case, [](const Case& c) { return verify(Sum::exact, c); },
                     smaller, show);
 }
 
 TEST(RanksProperty, ReproducibleModeGivesTheSingleLaunchsBits) {
   SKIP_WITHOUT_GPU();
-  prop::check<Case>("reproducible_virtual_ranks", 60, random_case,
+  prop::check<Case>("reproducible_virtual_ranks", 200, random_case,
                     [](const Case& c) { return verify(Sum::order, c); }, smaller, show);
 }
 

@@ -9,7 +9,7 @@
 //       [](const Layout& c) { return describe(c); });             // one line that replays the case
 //
 // The number of cases: the default given, or REDUCE_PROPERTY_CASES=N; REDUCE_PROPERTY_LONG=1 runs 20x
-// the default (the long mode; CTest label "long" runs it). REDUCE_PROPERTY_SEED=S starts at seed S
+// the default (the long mode: REDUCE_PROPERTY_LONG=1 ctest -L gpu). REDUCE_PROPERTY_SEED=S starts at seed S
 // (the default seed is fixed, so a run is reproducible). The counts tried go to stdout and into the
 // test's XML record (RecordProperty), so a run shows what it covered.
 #pragma once

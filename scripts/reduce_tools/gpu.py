@@ -110,7 +110,7 @@ def variants(session, build, where, first):
     for name, sets in VARIANT_SETS.items():
         texts = []
         for one in sets:
-            p = subprocess.run([build / "bin" / "perf" / "perf_variants", one], capture_output=True, text=True)
+            p = subprocess.run([build / "bin" / "perf" / "perf_variants", one, "--format", "text"], capture_output=True, text=True)
             (session.logs / f"variants_{one}.log").write_text(p.stdout + p.stderr)
             session.note(f"variants {one}: exit {p.returncode}")
             session.ok &= p.returncode == 0
@@ -120,6 +120,12 @@ def variants(session, build, where, first):
             meta = dict(meta_of(first), by="perf/variants.cu (scripts/suite gpu)")
             files[where / name.replace(".txt", ".meta.json")] = dump_json(meta)
     write_files(files)
+
+
+def newest_cccl():
+    """-DCCCL_DIR=... where the newest CCCL was unpacked into .cccl/ (docs/reference.md says how)."""
+    cccl = Path(ROOT) / ".cccl" / "nvidia" / "cu13" / "cccl" / "lib" / "cmake" / "cccl"
+    return [f"-DCCCL_DIR={cccl}"] if cccl.is_dir() else []
 
 
 def main(args):
@@ -135,7 +141,7 @@ def main(args):
     results = out / "results"
     if "build" in parts:
         rc = s.part("configure", ["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                                  "-DCMAKE_CUDA_ARCHITECTURES=90", "-DREDUCE_GPU_TESTS=each", "-DREDUCE_BUILD_PERF=ON"])
+                                  "-DCMAKE_CUDA_ARCHITECTURES=90", "-DREDUCE_GPU_TESTS=each", "-DREDUCE_BUILD_PERF=ON", *newest_cccl()])
         if rc != 0 or s.part("build", ["cmake", "--build", build, "-j16"]) != 0:
             raise Failure(f"the build failed (see {s.logs})")
     check = {}

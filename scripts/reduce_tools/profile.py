@@ -1,7 +1,7 @@
 """profile [STEP]: Nsight Compute on the steps' kernels. Without STEP, every step of the progression at
 --n (default 2^24), one launch each, into OUT/<gpu>/progression/profile.csv; with a step beyond it,
 each `profile` line of STEP/runs.txt into OUT/<gpu>/STEP/profile/. ncu's durations are its own
-(clocks locked, caches flushed by ncu): they compare kernels of one run, not runs."""
+(the GPU's own clocks, --clock-control none; caches flushed by ncu): they compare kernels of one run, not runs."""
 
 import csv
 import io
@@ -23,7 +23,7 @@ SECTIONS = ["SpeedOfLight", "Occupancy", "LaunchStats"]
 def ncu(exe, args, kernels, launches, metrics):
     """ncu's CSV rows (header first) for one run: the progression's counters (metrics), else the
     sections that decide a streaming kernel's speed."""
-    cmd = ["ncu", "--csv", "-k", kernels, "-c", str(launches)]
+    cmd = ["ncu", "--csv", "--clock-control", "none", "-k", kernels, "-c", str(launches)]
     cmd += [x for m in METRICS for x in ("--metrics", m)] if metrics else [x for s in SECTIONS for x in ("--section", s)]
     p = subprocess.run(cmd + [str(exe), *args], capture_output=True, text=True)
     rows = list(csv.reader(io.StringIO("\n".join(line for line in p.stdout.splitlines() if line.startswith('"')))))
