@@ -1,5 +1,5 @@
 // CUB's reproducible sum (cub::DeviceReduce::Sum with cuda::execution::determinism::gpu_to_gpu, CCCL 3.1
-// and later), for step 15 to compare with. Built only when CMake finds a CCCL 3.5 or newer that the
+// and later), for step 14 to compare with. Built only when CMake finds a CCCL 3.5 or newer that the
 // user points at (-DCCCL_DIR=... or CMAKE_PREFIX_PATH); the toolkit's CCCL 3.0 lacks it. This header
 // includes no CUB, so no other file sees the newer CCCL.
 #pragma once

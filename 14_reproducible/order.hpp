@@ -1,4 +1,4 @@
-// The order in which step 15 adds, written down once for the kernel (reproducible.cu) and for its CPU
+// The order in which step 14 adds, written down once for the kernel (reproducible.cu) and for its CPU
 // model (order_model.cpp). Host and device code both include it; nothing here touches a GPU.
 //
 // The result is a function of the input's values and n only. The input is cut into tiles of

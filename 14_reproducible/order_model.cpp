@@ -1,4 +1,4 @@
-// The CPU model of step 15's order (order.hpp): the same additions as the kernel, one by one, so the
+// The CPU model of step 14's order (order.hpp): the same additions as the kernel, one by one, so the
 // tests can ask for the GPU's bits exactly, and the committed bits file can be checked anywhere.
 #include <algorithm>
 #include <array>

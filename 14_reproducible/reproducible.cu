@@ -1,4 +1,4 @@
-// Step 15: the same bits on any GPU.
+// Step 14: the same bits on any GPU.
 //
 // What it shows: steps 05-10 and CUB give the same result run after run on one GPU, but not the same
 // result on another GPU, nor with another block size. Floating-point addition is not associative,

@@ -1,4 +1,4 @@
-// Step 15's launcher, in the suite's step shape (common/step.cuh): a float sum whose bits depend on the
+// Step 14's launcher, in the suite's step shape (common/step.cuh): a float sum whose bits depend on the
 // input alone, not on the grid, the block size, the number of SMs or the GPU. And its two halves, for a
 // sum over several GPUs with the same bits (16_multi_gpu/reproducible.cuh):
 //   shard_tiles(n, ranks, rank)          which tiles of the global n rank `rank` holds;

@@ -1,4 +1,4 @@
-// The CPU model of step 15's order (order.hpp) and the committed bits file. CPU only: the model gives
+// The CPU model of step 14's order (order.hpp) and the committed bits file. CPU only: the model gives
 // the bits every GPU must give, so the file can be checked on any machine.
 #include <gtest/gtest.h>
 

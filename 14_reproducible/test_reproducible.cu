@@ -1,4 +1,4 @@
-// Step 15 on the GPU: the same bits for every grid from 1 to 4 x the SM count and every block size
+// Step 14 on the GPU: the same bits for every grid from 1 to 4 x the SM count and every block size
 // (and those bits are the CPU model's, order.hpp), while step 10's bits change with the launch; the
 // same bits for misaligned starts, and for the tiles summed in shards (any split on tile boundaries)
 // and combined apart; n > 2^31; NaN and infinities; the input untouched and the scratch left

@@ -5,7 +5,9 @@
 // units of 2^-149. Acc holds it in carry-save form: limb k is a signed 64-bit count of 2^(32k - 149),
 // and the value is sum limb[k] * 2^(32k - 149). Adding two Accs word by word adds their values, in any
 // order, on any number of threads or GPUs: integer addition is associative. NaN and the infinities are
-// counted apart, so IEEE's rules can be applied once at the end.
+// counted apart, so IEEE's rules can be applied once at the end. The tests' oracle, the harness's
+// reduce::ExactSum (common/exact_sum.hpp), holds the same integer but rounds it bit by bit: a second,
+// independent reading of the same number, so that the two roundings check each other.
 //
 //   limb:   11        10                    1          0
 //         [ sign... | 2^171 .. 2^202 | ... | 2^-117 .. | 2^-149 .. 2^-118 ]   + nan, +inf, -inf counts

@@ -108,10 +108,6 @@ std::function<std::string(const std::string&)> integer_in(long long lo, long lon
   };
 }
 
-std::string check_count(const std::string& text) {
-  return parse_count(text) ? "" : "a count from 0 to 2^36: 1000, 4K, 16M, 1G or 2^20";
-}
-
 Options parse_options(const std::vector<std::string>& args, const OptionSpec& spec) {
   Options opt;
   opt.n = spec.default_n;

@@ -116,8 +116,7 @@ std::string usage(const char* program, BlockRule block = {});
 // "2^26" for powers of two, else the count: how --help shows a default n.
 std::string count_text(std::int64_t n);
 
-// Checks for ExtraOption::check: an integer in [lo, hi]; a count as --n takes it.
+// A check for ExtraOption::check: an integer in [lo, hi].
 std::function<std::string(const std::string&)> integer_in(long long lo, long long hi);
-std::string check_count(const std::string& text);
 
 }  // namespace reduce

@@ -30,21 +30,27 @@ namespace prop {
 
 using Rng = std::mt19937_64;
 
-inline std::int64_t env_int(const char* name, std::int64_t fallback) {
+// The value of an environment setting, `fallback` where it is unset; a value that is not an integer
+// of at least `least` fails the test (a typo must not quietly run the default).
+inline std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t least) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
   char* end = nullptr;
   const long long x = std::strtoll(v, &end, 10);
-  return (end != v && *end == '\0' && x >= 0) ? x : fallback;
+  if (end == v || *end != '\0' || x < least) {
+    ADD_FAILURE() << name << "='" << v << "': expected an integer of at least " << least;
+    return fallback;
+  }
+  return x;
 }
 
 // How many cases a property runs, and from which seed.
 inline std::int64_t cases(std::int64_t default_cases) {
-  const std::int64_t n = env_int("REDUCE_PROPERTY_CASES", -1);
+  const std::int64_t n = env_int("REDUCE_PROPERTY_CASES", -1, 1);
   if (n >= 0) return n;
-  return env_int("REDUCE_PROPERTY_LONG", 0) != 0 ? 20 * default_cases : default_cases;
+  return env_int("REDUCE_PROPERTY_LONG", 0, 0) != 0 ? 20 * default_cases : default_cases;
 }
-inline std::uint64_t first_seed() { return static_cast<std::uint64_t>(env_int("REDUCE_PROPERTY_SEED", 1)); }
+inline std::uint64_t first_seed() { return static_cast<std::uint64_t>(env_int("REDUCE_PROPERTY_SEED", 1, 0)); }
 
 // A uniform integer in [lo, hi].
 inline std::int64_t uniform(Rng& rng, std::int64_t lo, std::int64_t hi) {

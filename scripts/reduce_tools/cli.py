@@ -11,7 +11,7 @@
     scripts/suite readme [--check]        write (check) every generated block of the READMEs
     scripts/suite figures                 docs/figures/ from the records
     scripts/suite skips [BUILD]           why tests were skipped
-    scripts/suite gpu OUT                 the whole GPU session: build, tests, sanitizers, records
+    scripts/suite gpu OUT                 a GPU machine's whole run: build, tests, sanitizers, records
     scripts/suite runs STEP [--cmake]     a step's run list, expanded
 
 Exit codes: 0 done, 1 a failure or a wrong result, 2 bad usage (one line), 77 no usable GPU.
@@ -117,7 +117,7 @@ def parser():
     p = sub.add_parser("skips", help="why tests were skipped, one line per reason")
     p.add_argument("where", nargs="?", help="a build folder (default build/release) or a JUnit file")
     p.add_argument("--allow", help="exit 1 when a reason does not match this regular expression")
-    p = sub.add_parser("gpu", help="the GPU session: build sm_90, tests, compute-sanitizer, records, logs")
+    p = sub.add_parser("gpu", help="a GPU machine's whole run: build sm_90, tests, compute-sanitizer, records, logs")
     p.add_argument("out")
     p.add_argument("--build-dir", help="default OUT/build")
     p.add_argument("--parts", help=f"comma-separated, of {', '.join(gpu.PARTS)} (default all but ab)")
@@ -196,7 +196,8 @@ def checked(args):
 def runs(args):
     plan = RunList(args.step)
     print("\n".join(plan.cmake_lines() if args.cmake else
-                    (" | ".join([r.kind + " " + r.name, *r.fields, " ".join(r.args)]) for r in plan.runs)))
+                    (" | ".join([r.kind if r.kind == "sanitize" else r.kind + " " + r.name, *r.fields, " ".join(r.args)])
+                     for r in plan.runs)))
     return 0
 
 

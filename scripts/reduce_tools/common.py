@@ -127,10 +127,6 @@ def step_names():
     return [s for s, _ in read_steps()]
 
 
-def demo_n(step):
-    return dict(read_steps())[step]
-
-
 def read_beyond(path=None):
     path = Path(path or ROOT / "beyond.txt")
     if not path.is_file():

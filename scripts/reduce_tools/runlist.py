@@ -14,7 +14,7 @@ and the measured tables' settings:
     columns: a, b          the record fields that lead each row
     ceiling: no            no read-ceiling column (several GPUs)
     skip: FIELD            the main table leaves out the records that hold FIELD (they have a table of their own)
-    rows: largest n        the main table shows only the records at the largest n (sweeps: their last point)
+    rows: largest n        the main table shows only the records at the largest n, one per value of the columns
     table NAME: a, b       a second table, <!-- STEP:NAME --> in the README: those fields, one row per
                            record holding the first; "table scaling: strong, weak" is 16's scaling tables
 A product is written once: the lines between "for VAR in A B C" and "end" repeat for each value, {VAR}

@@ -84,6 +84,10 @@ def beyond_table(plan, results, ceilings):
     if plan.largest and any(rs for _, rs in results):
         top = max(int(r["n"]) for _, rs in results for r in rs)
         results = [(name, [r for r in rs if int(r["n"]) == top]) for name, rs in results]
+        seen = set()  # one row per (columns, n): the first run that measured it (a weak-scaling run repeats it)
+        for _, rs in results:
+            rs[:] = [r for r in rs if not (tuple(str(r.get(c)) for c in plan.columns) in seen
+                                           or seen.add(tuple(str(r.get(c)) for c in plan.columns)))]
     results = [(name, rs) for name, rs in results if rs]
     if not results:
         return ""
