@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "files.hpp"
@@ -153,6 +154,60 @@ SegmentsCheck check_segments(const float* x, const Offsets& o, const float* gpu,
     }
   }
   return c;
+}
+
+std::vector<reduce::ExtraOption> options() {
+  std::vector<std::string> names;
+  std::string described = "the distribution of segment lengths over n floats:";
+  for (const Distribution& d : distributions()) {
+    names.push_back(d.name);
+    described += "\n                     " + std::string(d.name) + std::string(12 - std::strlen(d.name), ' ') + d.description;
+  }
+  // powerlaw first: the default, a mix of every tier.
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == "powerlaw") std::swap(names[i], names[0]);
+  return {{"--segments", names, described},
+          {"--offsets", {}, "a file of S + 1 integers (white space between) instead of --segments", "FILE"},
+          {"--segment-size", {}, "segments of L floats each (n / L of them), no offsets read: the fixed-size mode",
+           "L", "", false, [](const std::string& v) -> std::string {
+             const auto len = reduce::parse_count(v);
+             return len && *len >= 1 ? "" : "a segment length from 1 to n: 16, 1000, 4K or 2^10";
+           }},
+          {"--search", {"auto", "kernel", "block"},
+           "where each tile's first segment is found in the offsets: auto (a kernel of its own where\n"
+           "                     the segments outnumber the tiles of 32768 floats, else each block),\n"
+           "                     kernel, or block (the record's \"search\" says which ran)"}};
+}
+
+void check_options(const reduce::Options& opt) {
+  if (opt.has("--segment-size")) {
+    if (opt.has("--segments") || opt.has("--offsets"))
+      throw reduce::UsageError("--segment-size replaces --segments and --offsets: give one of them");
+    if (opt.has("--search"))
+      throw reduce::UsageError("--search applies to offsets; with --segment-size every block computes its own");
+    const std::int64_t len = *reduce::parse_count(opt.extra.at("--segment-size"));
+    if (len > opt.n)
+      throw reduce::UsageError("--segment-size " + std::to_string(len) + " is longer than n = " + std::to_string(opt.n) +
+                               ": no whole segment");
+    return;
+  }
+  if (!opt.has("--offsets")) return;
+  if (opt.has("--segments")) throw reduce::UsageError("--offsets replaces --segments: give one of them");
+  validate_offsets(read_offsets(opt.extra.at("--offsets")), opt.n);
+}
+
+Layout layout_of(const reduce::Options& opt) {
+  Layout l;
+  const std::string file = opt.extra.at("--offsets");
+  l.fixed = opt.has("--segment-size") ? *reduce::parse_count(opt.extra.at("--segment-size")) : 0;
+  l.offsets = l.fixed > 0      ? fixed_offsets(opt.n, l.fixed)
+              : file.empty() ? make_offsets(opt.extra.at("--segments"), opt.n, opt.seed)
+                             : read_offsets(file);
+  validate_offsets(l.offsets, opt.n);
+  l.distribution = l.fixed > 0     ? "fixed:" + std::to_string(l.fixed)
+                   : file.empty() ? opt.extra.at("--segments")
+                                  : "file:" + file;
+  return l;
 }
 
 }  // namespace seg

@@ -50,6 +50,21 @@ Offsets read_offsets(const std::string& path);
 // int pattern, else |gpu - ref| <= reduce::tolerance_for(b - a, sum |x|). NaN never passes.
 reduce::Reference segment_reference(const float* x, std::int64_t a, std::int64_t b);
 
+// The step's own options (--segments, --offsets, --segment-size, --search), as the harness takes them.
+std::vector<reduce::ExtraOption> options();
+// What the parser cannot see, before any device is touched: --offsets and --segment-size each replace
+// --segments, --search applies to offsets, and a file must hold valid offsets for n. Throws UsageError.
+void check_options(const reduce::Options& opt);
+
+// The segments one run sums, from its options: the offsets (validated; with --segment-size L they
+// exist only for the CPU check and the CUBs, the step reads none), L or 0, and the record's name.
+struct Layout {
+  Offsets offsets;
+  std::int64_t fixed = 0;
+  std::string distribution;  // "powerlaw", "fixed:1000", "file:PATH"
+};
+Layout layout_of(const reduce::Options& opt);
+
 struct SegmentsCheck {
   std::int64_t wrong = 0;           // segments that failed
   std::int64_t first_wrong = -1;    // the first of them, or -1
