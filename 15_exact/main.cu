@@ -8,14 +8,12 @@
 
 #include "bits.hpp"
 #include "cases.hpp"
-#include "cub_gpu_to_gpu.hpp"
 #include "exact.cuh"
 #include "exact_sum.hpp"
 #include "files.hpp"
 #include "harness.cuh"
 #include "reproducible.cuh"
-
-namespace step10 { extern const reduce::Step kStep; }
+#include "rivals.cuh"
 
 namespace {
 
@@ -50,23 +48,19 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const std::int64_t n = opt.n;
   const std::int64_t grid = opt.extra.at("--grid").empty() ? 0 : std::stoll(opt.extra.at("--grid"));
   const reduce::LaunchConfig cfg{opt.block, device.ordinal, device.sm_count, grid};
-  const reduce::LaunchConfig cfg10{step10::kStep.block.size, device.ordinal, device.sm_count};
-  const reduce::LaunchConfig cfg14{repro::kStep.block.size, device.ordinal, device.sm_count};
-  const std::size_t bytes15 = exact::scratch_bytes(n, cfg), bytes10 = step10::kStep.scratch_bytes(n, cfg10),
-                    bytes14 = repro::scratch_bytes(n, cfg14);
-  reduce::ensure_device_memory(n * sizeof(float) + bytes15 + bytes10 + bytes14 + 2 * device.l2_bytes + (64 << 20));
+  reduce::ensure_device_memory(n * sizeof(float) + exact::scratch_bytes(n, cfg) + 2 * device.l2_bytes + (64 << 20));
 
   reduce::Testbed<float> bed(opt, device);
   const bool cases_ok = opt.extra.at("--write-cases").empty() || write_cases(opt.extra.at("--write-cases"), cfg);
   const float want = reduce::exact_sum(bed.host.get(), n).to_float();
-  const auto s15 = bed.scratch(bytes15), s10 = bed.scratch(bytes10), s14 = bed.scratch(bytes14);
+  const reduce::Reference ref = reduce::reference_sum(bed.host.get(), n);  // the rivals' check
+  const auto s15 = bed.scratch(exact::scratch_bytes(n, cfg));
   const auto mine = bed.time<float>(1, [&](float* out, int k) {
     return exact::launch(bed.in.get(), n, out, reduce::view(s15), bed.config(cfg, k), bed.stream.get());
   });
-  const auto ten = bed.time<float>(1, [&](float* out, int) { return step10::kStep.launch(bed.in.get(), n, out, reduce::view(s10), cfg10, bed.stream.get()); });
-  const auto fourteen = bed.time<float>(1, [&](float* out, int) { return repro::launch(bed.in.get(), n, out, reduce::view(s14), cfg14, bed.stream.get()); });
-  reduce::Runs<float> g2g;  // CUB's gpu_to_gpu, where built with a CCCL 3.5
-  if (repro_cub::available()) g2g = bed.time<float>(1, [&](float* out, int) { return repro_cub::sum(bed.in.get(), n, out, bed.stream.get()); });
+  // The rivals (common/rivals.cuh): step 10, step 14 and CUB's gpu_to_gpu (absent without a CCCL 3.5).
+  const auto rivals = {bed.rival(reduce::rivals::step10(device)), bed.rival(reduce::rivals::step14(device)),
+                       bed.rival(reduce::rivals::cub_g2g())};
 
   reduce::Report r = reduce::fill_common(emit, opt, device);
   reduce::time_cpu_yardsticks(r, bed.host.get(), n, opt.cpu_runs);
@@ -80,19 +74,10 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   reduce::finish(r, bed.input_unchanged());
   if (!cases_ok) r.passed = false;
 
-  const int last = opt.warmup + opt.iters - 1;
-  r.extra = {reduce::text_field("result_bits", repro::bits_text(shown)), reduce::text_field("exact_bits", repro::bits_text(want)),
-             reduce::text_field("step10_bits", repro::bits_text(*ten.run(last))),
-             reduce::text_field("step14_bits", repro::bits_text(*fourteen.run(last)))};
-  reduce::add_comparison(r, "step10", ten.summary);
-  reduce::add_comparison(r, "step14", fourteen.summary);
-  if (repro_cub::available()) {
-    r.extra.insert(r.extra.end(), {reduce::text_field("cub_g2g_bits", repro::bits_text(*g2g.run(last))),
-                                   reduce::text_field("cub_g2g_cccl", repro_cub::cccl_version())});
-    reduce::add_comparison(r, "cub_g2g", g2g.summary);
-  } else {
-    r.extra.push_back(reduce::text_field("cub_g2g", repro_cub::why_absent()));
-  }
+  r.extra = {reduce::text_field("result_bits", repro::bits_text(shown)), reduce::text_field("exact_bits", repro::bits_text(want))};
+  for (const auto& rival : rivals)  // <name>_bits, the timing, vs_<name>, <name>_passed (within the suite's tolerance)
+    reduce::add_rival(r, rival, [&](const float* x) { return reduce::sum_verdict(*x, ref, n, opt.pattern); },
+                      [](const float* x) { return std::vector<reduce::Field>{reduce::text_field("bits", repro::bits_text(*x))}; });
   emit(r);
 }
 
