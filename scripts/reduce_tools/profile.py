@@ -63,6 +63,6 @@ def main(args):
     print(tables.profile_table(tables.read_profile(text)))
     if args.out:
         folder = Path(args.out) / gpu_folder(first) / (Path(args.step) / "profile" if args.step else "progression")
-        meta = dump_json(meta_of(first, by="scripts/suite profile", **({} if args.step else {"n": args.n})))
+        meta = dump_json(meta_of(first, by="scripts/suite profile", clock_control="none", **({} if args.step else {"n": args.n})))
         write_files({folder / "profile.csv": text, folder / ("meta.json" if args.step else "profile.meta.json"): meta})
     return 0

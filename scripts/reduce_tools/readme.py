@@ -167,7 +167,9 @@ class Data:
             mine = sorted((x for x in g.profile if x[0] in shown), key=lambda x: shown.index(x[0]))
             if mine:
                 n = count_text(g.profile_meta.get("n", 1 << 24))
-                parts.append(f"**{g.name}**, n = {n}; ncu locks the clocks and flushes the caches, so its times are not "
+                clocks = ("ncu at the GPU's own clocks" if g.profile_meta.get("clock_control") == "none"
+                          else "ncu locks the clocks")  # records from before --clock-control none
+                parts.append(f"**{g.name}**, n = {n}; {clocks} and flushes the caches, so its times are not "
                              "the table's:\n\n" + tables.profile_table(mine))
         if not parts:
             raise Failure(f"no GPU's profile.csv holds {step}")
