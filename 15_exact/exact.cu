@@ -20,9 +20,10 @@
 // and 16 DADD with the window count and its vote (37), the loop (8): 146, about 9 a float, against the
 // H200's issue budget of about 28. The rare paths are out of line (rare_round), away from the loop's code.
 //
-// The blocks: each normalizes its shared accumulator and adds its 15 words to the scratch Acc with
-// 64-bit atomics; the last block to finish (a counter) takes the total, zeroes the scratch for the next
-// launch, and rounds once (launch) or writes the Acc (accumulate).
+// The blocks: each adds its shared accumulator to the scratch Acc with 64-bit atomics, all words at once
+// (each split in two 32-bit parts, so no thread walks the carries); the last block to finish (a counter)
+// takes the total, zeroes the scratch for the next launch, and rounds once (launch) or writes the
+// normalized Acc (accumulate), on one thread with everything in registers.
 #include <algorithm>
 #include <cstdint>
 
@@ -253,12 +254,16 @@ __global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int6
   }
   w.flush_warp(acc);  // every lane of every warp: the loop's turns are the same for the whole block
   __syncthreads();
-
-  // The block's Acc, normalized, into the total; the last block takes the total and leaves zeros.
-  if (threadIdx.x == 0) normalize_words(acc);
-  __syncthreads();
-  if (threadIdx.x < kAccWords && acc[threadIdx.x]) {
-    atomicAdd(&total[threadIdx.x], acc[threadIdx.x]);
+  // The block's Acc into the total, each word by two of the 15 threads at once: its low 32 bits into
+  // its own limb, the rest (signed, below 2^28: the loop keeps the block's limbs below 2^60) into the
+  // next. Every block thus adds below 2^33 to a limb, so 2^20 blocks stay below 2^53, with no thread
+  // walking the carries. The last block to finish takes the total and leaves zeros.
+  if (threadIdx.x < kAccWords) {
+    const long long v = static_cast<long long>(acc[threadIdx.x]);
+    const bool split = threadIdx.x + 1 < kLimbs;  // the top limb and the counts go whole
+    const long long lo = split ? v & 0xffffffffLL : v, hi = split ? v >> 32 : 0;
+    if (lo) atomicAdd(&total[threadIdx.x], static_cast<Words>(lo));
+    if (hi) atomicAdd(&total[threadIdx.x + 1], static_cast<Words>(hi));
     __threadfence();  // before the count below: the last block must see every block's words
   }
   __syncthreads();
@@ -272,9 +277,12 @@ __global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int6
   *done = 0;
   Acc a;
   for (int k = 0; k < kAccWords; ++k) reinterpret_cast<long long*>(&a)[k] = static_cast<long long>(acc[k]);
-  normalize(a);
-  if constexpr (Round) *out = rounded(a);
-  else *acc_out = a;
+  if constexpr (Round) {
+    *out = rounded(a);  // which normalizes first
+  } else {
+    normalize(a);
+    *acc_out = a;
+  }
 }
 
 __global__ void round_kernel(const Acc* acc, float* out) { *out = rounded(*acc); }

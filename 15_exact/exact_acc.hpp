@@ -22,8 +22,10 @@
 
 #ifdef __CUDACC__
 #define EXACT_HD __host__ __device__
+#define EXACT_UNROLL _Pragma("unroll")
 #else
 #define EXACT_HD
+#define EXACT_UNROLL
 #endif
 
 namespace exact {
@@ -75,7 +77,7 @@ EXACT_HD inline std::uint32_t rounded_bits(Acc a) {
   const bool negative = a.limb[kLimbs - 1] < 0;
   std::uint32_t mag[kLimbs];  // |value| in 32-bit digits
   std::uint64_t borrow = negative ? 1 : 0;  // two's complement negation: invert, add one
-  for (int k = 0; k < kLimbs; ++k) {
+  EXACT_UNROLL for (int k = 0; k < kLimbs; ++k) {
     std::uint64_t d = static_cast<std::uint64_t>(a.limb[k]) & 0xffffffffu;
     if (negative) {
       d = (~d & 0xffffffffu) + borrow;
@@ -83,26 +85,32 @@ EXACT_HD inline std::uint32_t rounded_bits(Acc a) {
     }
     mag[k] = static_cast<std::uint32_t>(d);
   }
-  int top = kLimbs - 1;
-  while (top >= 0 && mag[top] == 0) --top;
+  // Every index into mag below is a constant of an unrolled loop (a select picks mag[i]), so one GPU
+  // thread keeps mag in registers: a computed index would put it in local memory.
+  int top = -1;
+  EXACT_UNROLL for (int k = 0; k < kLimbs; ++k)
+    if (mag[k]) top = k;
   if (top < 0) return 0u;
+  auto digit = [&](int i) -> std::uint64_t {  // mag[i], or 0 past the last limb
+    std::uint32_t d = 0;
+    EXACT_UNROLL for (int k = 0; k < kLimbs; ++k) d = k == i ? mag[k] : d;
+    return d;
+  };
 #ifdef __CUDA_ARCH__
-  const int msb = 32 * top + 31 - __clz(mag[top]);  // the leading bit, worth 2^(msb - 149)
+  const int msb = 32 * top + 31 - __clz(static_cast<std::uint32_t>(digit(top)));  // the leading bit, worth 2^(msb - 149)
 #else
-  const int msb = 32 * top + 31 - __builtin_clz(mag[top]);
+  const int msb = 32 * top + 31 - __builtin_clz(static_cast<std::uint32_t>(digit(top)));
 #endif
   const int low = msb > 23 ? msb - 23 : 0;  // the last bit kept: 24 bits, or down to 2^-149 (subnormal)
-  // The 64 bits from bit `pos` up (pos >= 0), and whether any bit below `pos` is set: word operations,
-  // a few per call, so that one GPU thread rounds in a few hundred instructions.
+  // The 64 bits from bit `pos` up (pos >= 0), and whether any bit below `pos` is set.
   auto bits_from = [&](int pos) -> std::uint64_t {
     const int i = pos / 32, r = pos % 32;
-    const std::uint64_t w0 = mag[i], w1 = i + 1 < kLimbs ? mag[i + 1] : 0, w2 = i + 2 < kLimbs ? mag[i + 2] : 0;
-    return ((w0 | w1 << 32) >> r) | (r ? w2 << (64 - r) : 0);
+    return ((digit(i) | digit(i + 1) << 32) >> r) | (r ? digit(i + 2) << (64 - r) : 0);
   };
   auto any_below = [&](int pos) -> bool {
-    for (int i = 0; i < pos / 32; ++i)
-      if (mag[i]) return true;
-    return pos % 32 && (mag[pos / 32] & ((1u << (pos % 32)) - 1));
+    bool any = pos % 32 && (digit(pos / 32) & ((1u << (pos % 32)) - 1));
+    EXACT_UNROLL for (int k = 0; k < kLimbs; ++k) any |= k < pos / 32 && mag[k];
+    return any;
   };
   std::uint64_t keep = bits_from(low) & ((std::uint64_t{1} << (msb - low + 1)) - 1);
   if (low > 0 && (bits_from(low - 1) & 1) && ((keep & 1) || any_below(low - 1)))

@@ -127,7 +127,7 @@ def _ms(r):
 def scaling_tables(results):
     """Strong scaling at the largest n (speedup over step 10 alone on one GPU, measured in the same run,
     and the collective's share), the crossover n, and weak scaling's efficiency (one GPU's time over N's)."""
-    records = [r for _, rs in results for r in rs if not str(r.get("mode", "")).startswith("reproducible")]
+    records = [r for _, rs in results for r in rs if not str(r.get("mode", "")).startswith(("reproducible", "exact"))]
     strong = [r for r in records if not r.get("n_per_gpu")]
     weak = [r for r in records if r.get("n_per_gpu")]
     mode = lambda r: MODES.get(r["mode"], r["mode"])  # noqa: E731
