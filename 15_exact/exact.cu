@@ -71,6 +71,10 @@ struct Digits {
   int k = -1;
   long long digit[3] = {0, 0, 0};
 };
+struct Slot {  // the same, plain, for shared memory
+  int k;
+  long long digit[3];
+};
 __device__ Digits digits_of(double d) {
   Digits g;
   if (d == 0.0) return g;
@@ -92,6 +96,31 @@ __device__ Digits digits_of(double d) {
 }
 
 constexpr unsigned kFullMask = 0xffffffffu;
+
+// The lanes' digits summed per group of limbs (all 32 lanes call it together): the lanes whose k equals
+// the first pending lane's add their digits by shuffles (32 windows: below 2^37; 32 slots of those:
+// below 2^42), lane 0 takes the three
+// sums (take(k, d, first), first for the warp's first group), and the next group follows.
+template <typename Take>
+__device__ void warp_groups(const Digits& g, Take&& take) {
+  bool first = true;
+  for (unsigned pending = __ballot_sync(kFullMask, g.k >= 0); pending; first = false) {
+    const int k = __shfl_sync(kFullMask, g.k, __ffs(pending) - 1);
+    const bool mine = g.k == k;
+    long long d[3];
+    for (int j = 0; j < 3; ++j) {
+      d[j] = mine ? g.digit[j] : 0;
+      for (int offset = 16; offset > 0; offset /= 2) d[j] += __shfl_down_sync(kFullMask, d[j], offset);
+    }
+    if (threadIdx.x % 32 == 0) take(k, d, first);
+    pending &= ~__ballot_sync(kFullMask, mine);
+  }
+}
+
+__device__ void add_digits(Words* acc, int k, const long long (&d)[3]) {
+  for (int j = 0; j < 3; ++j)
+    if (d[j]) atomicAdd(&acc[k + j], static_cast<Words>(d[j]));
+}
 
 // One thread's window: an exact double sum of floats whose exponents lie in the band [W - kBand, W].
 // A float x with bits u lies in the band when |x| < 2^(W - 126) (a float compare: NaN fails it, and so
@@ -127,17 +156,7 @@ struct Window {
   // the same limbs would wait on each other's compare-and-swap loops (Hopper has no 64-bit shared-memory
   // atomic add), so the lanes that share a limb add their digits by shuffles and one lane adds the sums.
   __device__ void flush_warp(Words* acc) {
-    const Digits g = digits_of(sum);
-    for (unsigned pending = __ballot_sync(kFullMask, g.k >= 0); pending;) {
-      const int k = __shfl_sync(kFullMask, g.k, __ffs(pending) - 1);
-      const bool mine = g.k == k;
-      for (int j = 0; j < 3; ++j) {
-        long long d = mine ? g.digit[j] : 0;  // |sum of 32| < 2^37
-        for (int offset = 16; offset > 0; offset /= 2) d += __shfl_down_sync(kFullMask, d, offset);
-        if (threadIdx.x % 32 == 0 && d) atomicAdd(&acc[k + j], static_cast<Words>(d));
-      }
-      pending &= ~__ballot_sync(kFullMask, mine);
-    }
+    warp_groups(digits_of(sum), [&](int k, const long long (&d)[3], bool) { add_digits(acc, k, d); });
     sum = 0.0;
     rounds = 0;
   }
@@ -219,6 +238,7 @@ template <unsigned Block, bool Round>
 __global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int64_t n, Words* total,
                                                        unsigned* done, Acc* acc_out, float* out) {
   __shared__ Words acc[kAccWords];
+  __shared__ Slot slots[Block / 32];  // the last flush: each warp's sums
   __shared__ bool last;
   for (unsigned k = threadIdx.x; k < kAccWords; k += Block) acc[k] = 0;
   __syncthreads();
@@ -252,7 +272,22 @@ __global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int6
       __syncthreads();
     }
   }
-  w.flush_warp(acc);  // every lane of every warp: the loop's turns are the same for the whole block
+  // The launch's last flush, with no warp waiting on another's atomics: each warp's first group of limbs
+  // goes into the warp's slot (the rare others into the accumulator), then warp 0 adds the slots up.
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) slots[warp].k = -1;
+  warp_groups(digits_of(w.sum), [&](int k, const long long (&d)[3], bool first) {  // every lane of every warp
+    if (first) slots[warp] = Slot{k, {d[0], d[1], d[2]}};
+    else add_digits(acc, k, d);
+  });
+  __syncthreads();
+  if (warp == 0) {  // alone on acc now: plain adds
+    Digits g;
+    if (lane < Block / 32 && slots[lane].k >= 0) g = Digits{slots[lane].k, {slots[lane].digit[0], slots[lane].digit[1], slots[lane].digit[2]}};
+    warp_groups(g, [&](int k, const long long (&d)[3], bool) {
+      for (int j = 0; j < 3; ++j) acc[k + j] += static_cast<Words>(d[j]);
+    });
+  }
   __syncthreads();
   // The block's Acc into the total, each word by two of the 15 threads at once: its low 32 bits into
   // its own limb, the rest (signed, below 2^28: the loop keeps the block's limbs below 2^60) into the
