@@ -20,10 +20,12 @@
 // and 16 DADD with the window count and its vote (37), the loop (8): 146, about 9 a float, against the
 // H200's issue budget of about 28. The rare paths are out of line (rare_round), away from the loop's code.
 //
-// The blocks: each adds its shared accumulator to the scratch Acc with 64-bit atomics, all words at once
-// (each split in two 32-bit parts, so no thread walks the carries); the last block to finish (a counter)
-// takes the total, zeroes the scratch for the next launch, and rounds once (launch) or writes the
-// normalized Acc (accumulate), on one thread with everything in registers.
+// The end of a launch: each warp's last window goes into its own shared slot and warp 0 adds the slots
+// up; the block adds its accumulator to the scratch Acc with 64-bit atomics, all words at once (each
+// split in two 32-bit parts, so no thread walks the carries); the last block to finish (a counter) takes
+// the total, zeroes the scratch for the next launch, and rounds once (launch) or writes the normalized
+// Acc (accumulate), on one thread with everything in registers. That end costs a fixed 2-4 us a launch
+// against step 10's (15_exact/README.md, "Measured"): the bars below 2^24 are missed for it.
 #include <algorithm>
 #include <cstdint>
 
