@@ -24,8 +24,9 @@
 // up; the block adds its accumulator to the scratch Acc with 64-bit atomics, all words at once (each
 // split in two 32-bit parts, so no thread walks the carries); the last block to finish (a counter) takes
 // the total, zeroes the scratch for the next launch, and rounds once (launch) or writes the normalized
-// Acc (accumulate), on one thread with everything in registers. That end costs a fixed 2-4 us a launch
-// against step 10's (15_exact/README.md, "Measured"): the bars below 2^24 are missed for it.
+// Acc (accumulate), on one thread with everything in registers. A launch costs a fixed 2-4 us more than
+// step 10's: at one round a thread, a block runs 2.6 times its instructions, in the band check and this
+// end, between barriers (15_exact/README.md, "Measured").
 #include <algorithm>
 #include <cstdint>
 
