@@ -55,10 +55,14 @@ def label(meta, folder=None):
     return name + (f" x{m.group(1)}" if m else "")
 
 
-def footer_line(folder, meta, start):
+def footer_line(folder, meta, start, also=None):
+    """One GPU's provenance; `also` (the table's meta beside the sweep's) adds its commit where it differs."""
     gpu = RESULTS / Path(rel(folder, RESULTS)).parts[0]
-    return (f"- {label(meta, gpu)}: "
-            f"[`{rel(folder)}`]({rel(folder, start)}), commit `{str(meta.get('commit', '?'))[:7]}`, {meta.get('date', '?')}, "
+    commit = f"commit `{str(meta.get('commit', '?'))[:7]}`, {meta.get('date', '?')}"
+    if also and also.get("commit") != meta.get("commit"):
+        commit = (f"table.json: commit `{str(also.get('commit', '?'))[:7]}`, {also.get('date', '?')}; "
+                  f"sweep.json: {commit}")
+    return (f"- {label(meta, gpu)}: [`{rel(folder)}`]({rel(folder, start)}), {commit}, "
             f"{meta.get('device', '?')}, CUDA {meta.get('cuda_runtime', '?')}")
 
 
@@ -267,7 +271,7 @@ class Data:
         if step in self.beyond:
             return "\n".join(footer_line(b.folder, b.meta, start) for b in self.beyond[step]) or "Not measured yet."
         if step in self.names:
-            return "\n".join(footer_line(g.dir, g.sweep_meta, start) for g in self.gpus)
+            return "\n".join(footer_line(g.dir, g.sweep_meta, start, also=g.meta) for g in self.gpus)
         return "\n".join(footer_line(g.dir, g.meta, start) for g in self.gpus)
 
     # --- one block by name ----------------------------------------------------------------------------

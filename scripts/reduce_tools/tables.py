@@ -214,8 +214,9 @@ def read_profile(text):
     need = ("Kernel Name", "Grid Size", "Block Size", "Metric Name", "Metric Value")
     if header[:1] not in (["step"], ["run"]) or any(k not in col for k in need):
         raise ValueError("not Nsight Compute's CSV with the run's name first")
+    last = max(col[k] for k in need + (("Metric Unit",) if "Metric Unit" in col else ()))
     for row in rows:
-        if len(row) != len(header):
+        if len(row) <= last:  # ncu leaves the rule columns off its metric rows
             continue
         key = (row[0], row[col.get("ID", 0)], row[col["Kernel Name"]])
         if key not in index:
