@@ -102,8 +102,8 @@ constexpr unsigned kFullMask = 0xffffffffu;
 
 // The lanes' digits summed per group of limbs (all 32 lanes call it together): the lanes whose k equals
 // the first pending lane's add their digits by shuffles (32 windows: below 2^37; 32 slots of those:
-// below 2^42), lane 0 takes the three
-// sums (take(k, d, first), first for the warp's first group), and the next group follows.
+// below 2^42), lane 0 takes the three sums (take(k, d, first), first for the warp's first group), and
+// the next group follows.
 template <typename Take>
 __device__ void warp_groups(const Digits& g, Take&& take) {
   bool first = true;

@@ -58,9 +58,10 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const auto mine = bed.time<float>(1, [&](float* out, int k) {
     return exact::launch(bed.in.get(), n, out, reduce::view(s15), bed.config(cfg, k), bed.stream.get());
   });
-  // The rivals (common/rivals.cuh): step 10, step 14 and CUB's gpu_to_gpu (absent without a CCCL 3.5).
+  // The rivals (common/rivals.cuh): step 10, step 14, the toolkit's CUB and CUB's gpu_to_gpu (absent
+  // without a CCCL 3.5).
   const auto rivals = {bed.rival(reduce::rivals::step10(device)), bed.rival(reduce::rivals::step14(device)),
-                       bed.rival(reduce::rivals::cub_g2g())};
+                       bed.rival(reduce::rivals::cub(device)), bed.rival(reduce::rivals::cub_g2g())};
 
   reduce::Report r = reduce::fill_common(emit, opt, device);
   reduce::time_cpu_yardsticks(r, bed.host.get(), n, opt.cpu_runs);

@@ -165,3 +165,14 @@ class Tables(unittest.TestCase):
         self.assertIn("| a | `k<int>` | 8 | 256 | 1.5 us |", tables.profile_table(launches))
         with self.assertRaises(ValueError):
             tables.read_profile("x,y\n1,2\n")
+        # ncu's section rows: the header names rule columns that its metric rows leave off
+        text = ('run,ID,Kernel Name,Block Size,Grid Size,Metric Name,Metric Unit,Metric Value,Rule Name,Rule Type\n'
+                'a,0,k(int*),"(32, 1, 1)","(2, 1, 1)",Registers Per Thread,register/thread,62\n')
+        self.assertIn("| a | `k` | 2 | 32 | 62 |", tables.profile_table(tables.read_profile(text)))
+
+    def test_footer_names_the_table_and_the_sweep_where_they_differ(self):
+        folder = common.ROOT / "results" / "h200" / "progression"
+        sweep, table = {"commit": "aaaaaaa1", "date": "d1", "device": "G"}, {"commit": "bbbbbbb2", "date": "d2"}
+        line = readme.footer_line(folder, sweep, common.ROOT, also=table)
+        self.assertIn("table.json: commit `bbbbbbb`, d2; sweep.json: commit `aaaaaaa`, d1, G", line)
+        self.assertNotIn("table.json", readme.footer_line(folder, sweep, common.ROOT, also=dict(table, commit="aaaaaaa1")))
