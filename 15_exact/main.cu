@@ -1,5 +1,5 @@
-// 15_exact's record for the harness (reduce::Bench): the step, and in the same run step 10, 14_reproducible
-// and, where built, CUB's gpu_to_gpu sum. Every run must give the exact sum's bits (common/exact_sum.hpp).
+// 15_exact's record for the harness (reduce::Bench): the step, and in the same run step 10, 14_reproducible,
+// the toolkit's CUB and, where built, CUB's gpu_to_gpu sum. Every run must give the exact sum's bits (common/exact_sum.hpp).
 // --write-cases FILE also writes the fsum table's cases with this GPU's results (check_fsum.py checks them).
 #include <cmath>
 #include <cstring>
@@ -93,7 +93,8 @@ reduce::Bench make_bench() {
   for (reduce::Pattern p : {reduce::Pattern::nan, reduce::Pattern::inf, reduce::Pattern::limits}) b.spec.patterns.push_back(p);
   b.spec.block = exact::kStep.block;
   b.spec.notes = "Every run must give the bits of the exact sum rounded once to nearest even. The same run times step 10,\n"
-                 "14_reproducible and, with a CCCL 3.5 (-DCCCL_DIR), CUB's gpu_to_gpu sum: <name>_gbps and vs_<name>.";
+                 "14_reproducible, the toolkit's CUB and, with a CCCL 3.5 (-DCCCL_DIR), CUB's gpu_to_gpu sum:\n"
+                 "<name>_gbps and vs_<name>.";
   b.check = [](const reduce::Options& opt) {  // a path that cannot be written is refused before any work
     if (!opt.extra.at("--write-cases").empty()) reduce::FileWriter(opt.extra.at("--write-cases"), "--write-cases");
   };
