@@ -170,6 +170,16 @@ class Tables(unittest.TestCase):
                 'a,0,k(int*),"(32, 1, 1)","(2, 1, 1)",Registers Per Thread,register/thread,62\n')
         self.assertIn("| a | `k` | 2 | 32 | 62 |", tables.profile_table(tables.read_profile(text)))
 
+    def test_scaling_leaves_out_the_same_bits_modes(self):
+        one = {"n": 1 << 28, "gpus": 2, "median_ms": 1.0, "min_ms": 1.0, "max_ms": 1.0, "gbps": 1.0, "passed": True}
+        recs = [dict(one, mode="single_process"), dict(one, mode="exact", gpus=3), dict(one, mode="reproducible_virtual", gpus=4)]
+        text = tables.scaling_tables([("run", recs)])
+        self.assertIn("| one process | 2 |", text)
+        self.assertNotIn("| 3 |", text)
+        self.assertNotIn("| 4 |", text)
+        rows = tables.field_table(["same_as_single", "ranks"], [("run", [{"same_as_single": True, "ranks": 3, "n": 1}, {"ranks": 2}])])
+        self.assertEqual(rows.count("\n"), 2)  # the header, its rule and one row: the record without the first field is left out
+
     def test_footer_names_the_table_and_the_sweep_where_they_differ(self):
         folder = common.ROOT / "results" / "h200" / "progression"
         sweep, table = {"commit": "aaaaaaa1", "date": "d1", "device": "G"}, {"commit": "bbbbbbb2", "date": "d2"}
