@@ -55,13 +55,21 @@ def label(meta, folder=None):
     return name + (f" x{m.group(1)}" if m else "")
 
 
-def footer_line(folder, meta, start, also=None):
-    """One GPU's provenance; `also` (the table's meta beside the sweep's) adds its commit where it differs."""
+def footer_line(folder, meta, start, also=None, others=()):
+    """One GPU's provenance: its folder, the commit and date of what the page draws from, the GPU. A page
+    drawn from several record files (`also`: the table's meta beside the sweep's `meta`; `others`: more
+    (file, meta) pairs) names the files of each commit where the commits differ."""
     gpu = RESULTS / Path(rel(folder, RESULTS)).parts[0]
-    commit = f"commit `{str(meta.get('commit', '?'))[:7]}`, {meta.get('date', '?')}"
-    if also and also.get("commit") != meta.get("commit"):
-        commit = (f"table.json: commit `{str(also.get('commit', '?'))[:7]}`, {also.get('date', '?')}; "
-                  f"sweep.json: {commit}")
+    sources = ([("table.json", also), ("sweep.json", meta)] if also else [("the records", meta)]) + list(others)
+    commits = {}  # commit -> [files, the latest date], in the order first seen
+    for name, m in sources:
+        entry = commits.setdefault(str(m.get("commit", "?"))[:7], [[], ""])
+        entry[0].append(name)
+        entry[1] = max(entry[1], str(m.get("date", "?")))
+    if len(commits) == 1:
+        commit = "commit `{}`, {}".format(*next((c, d) for c, (_, d) in commits.items()))
+    else:
+        commit = "; ".join(f"{', '.join(names)}: commit `{c}`, {d}" for c, (names, d) in commits.items())
     return (f"- {label(meta, gpu)}: [`{rel(folder)}`]({rel(folder, start)}), {commit}, "
             f"{meta.get('device', '?')}, CUDA {meta.get('cuda_runtime', '?')}")
 
@@ -83,8 +91,11 @@ class Gpu:
         meta = self.dir / "profile.meta.json"
         self.profile_meta = read_json(meta) if meta.is_file() else {}
         self.check = read_json(self.dir / "check.json") if (self.dir / "check.json").is_file() else None
-        self.text_sets = {}
+        self.text_sets, self.set_metas = {}, {}
         for name in ("variants.txt", "ablation.txt"):
+            meta = self.dir / name.replace(".txt", ".meta.json")
+            if meta.is_file():
+                self.set_metas[name] = read_json(meta)
             if (self.dir / name).is_file():
                 current = None
                 for line in (self.dir / name).read_text().splitlines():
@@ -111,6 +122,7 @@ class Beyond:
         self.plan = plan
         prof = folder / "profile" / "profile.csv"
         self.profile = tables.read_profile(prof.read_text()) if prof.is_file() else []
+        self.profile_meta = read_json(folder / "profile" / "meta.json") if (folder / "profile" / "meta.json").is_file() else {}
 
 
 class Data:
@@ -265,13 +277,24 @@ class Data:
             raise Failure(f"no GPU's records of {step} fill its '{what}' block")
         return "\n\n".join(parts)
 
+    @staticmethod
+    def drawn_from(g, text):
+        """The record files besides table.json and sweep.json that a progression README's blocks use."""
+        files = [("profile.csv", g.profile_meta)] if "<!-- profile:begin" in text and g.profile_meta else []
+        return files + [(name, m) for name, m in g.set_metas.items() if f"<!-- {name[:-4]}:" in text]
+
     def footer(self, md):
         start = md.parent
         step = md.parent.name if md.parent != ROOT else None
         if step in self.beyond:
-            return "\n".join(footer_line(b.folder, b.meta, start) for b in self.beyond[step]) or "Not measured yet."
+            text = md.read_text()
+            return "\n".join(footer_line(b.folder, b.meta, start, others=[("profile/", b.profile_meta)]
+                                          if b.profile and b.profile_meta and f"<!-- {step}:profile:begin" in text else [])
+                             for b in self.beyond[step]) or "Not measured yet."
         if step in self.names:
-            return "\n".join(footer_line(g.dir, g.sweep_meta, start, also=g.meta) for g in self.gpus)
+            text = md.read_text()
+            return "\n".join(footer_line(g.dir, g.sweep_meta, start, also=g.meta, others=self.drawn_from(g, text))
+                             for g in self.gpus)
         return "\n".join(footer_line(g.dir, g.meta, start) for g in self.gpus)
 
     # --- one block by name ----------------------------------------------------------------------------

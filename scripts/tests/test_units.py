@@ -186,3 +186,7 @@ class Tables(unittest.TestCase):
         line = readme.footer_line(folder, sweep, common.ROOT, also=table)
         self.assertIn("table.json: commit `bbbbbbb`, d2; sweep.json: commit `aaaaaaa`, d1, G", line)
         self.assertNotIn("table.json", readme.footer_line(folder, sweep, common.ROOT, also=dict(table, commit="aaaaaaa1")))
+        line = readme.footer_line(folder, sweep, common.ROOT, also=table, others=[("variants.txt", {"commit": "aaaaaaa9", "date": "d1"})])
+        self.assertIn("sweep.json, variants.txt: commit `aaaaaaa`, d1, G", line)  # files of one commit named together
+        line = readme.footer_line(folder, sweep, common.ROOT, others=[("profile/", table)])
+        self.assertIn("the records: commit `aaaaaaa`, d1; profile/: commit `bbbbbbb`, d2, G", line)
