@@ -11,22 +11,22 @@
 // 2^(W - 115): kBand + 24 + 11 = 53 bits, so every double addition of them is exact, in any grouping.
 // Each thread checks its round of 16 floats against its band (three instructions a float), converts and
 // adds them in double, and every 2^11 floats the warp moves its 32 doubles into the block's accumulator
-// (three 64-bit digits each, summed by shuffles, then shared-memory atomics). A round with a float
-// outside the band re-centres the band just above the round's largest exponent (flushing the window if
+// (three 32-bit digits each, held in int64, summed by shuffles, then shared-memory atomics). A round
+// with a float outside the band re-centres the band just above the round's largest exponent (flushing the window if
 // it moves); floats still outside it (too small, NaN, infinities) are added exactly, one by one.
 // Main loop in the sm_90 SASS of the 512-thread kernel (cuobjdump -sass), per round of 16 floats on the
 // common path: 4 LDG.128 with their addresses and bounds (45 instructions, 14 of them on the uniform
 // datapath), the band check (16 FSETP, 16 IADD3, 16 ISETP, 7 PLOP3 and the branch: 56), 16 F2F.F64.F32
 // and 16 DADD with the window count and its vote (37), the loop (8): 146, about 9 a float, against the
-// H200's issue budget of about 28. The rare paths are out of line (rare_round), away from the loop's code.
+// H200's issue budget of about 29. The rare paths are out of line (rare_round), away from the loop's code.
 //
-// The end of a launch: each warp's last window goes into its own shared slot and warp 0 adds the slots
+// The end of a launch: each warp's last windows go into its own shared slot and warp 0 adds the slots
 // up; the block adds its accumulator to the scratch Acc with 64-bit atomics, all words at once (each
-// split in two 32-bit parts, so no thread walks the carries); the last block to finish (a counter) takes
-// the total, zeroes the scratch for the next launch, and rounds once (launch) or writes the normalized
-// Acc (accumulate), on one thread with everything in registers. A launch costs a fixed 2-4 us more than
-// step 10's: at one round a thread, a block runs 2.6 times its instructions, in the band check and this
-// end, between barriers (15_exact/README.md, "Measured").
+// limb but the top one split in two 32-bit parts, so no thread walks the carries); the last block to
+// finish (a counter) takes the total, zeroes the scratch for the next launch, and rounds once (launch)
+// or writes the normalized Acc (accumulate), on one thread with everything in registers. A launch costs
+// a fixed 2-4 us more than step 10's: at one round a thread, a block runs 2.6 times its instructions, in
+// the band check and this end, between barriers (15_exact/README.md, "Where the small sizes lose").
 #include <algorithm>
 #include <cstdint>
 
@@ -133,18 +133,18 @@ struct Window {
   double sum = 0.0;
   int rounds = 0;
   // The band at first: W = 127, floats from 2^-18 to below 2: data of that scale never re-centres it.
-  unsigned w = 127;
+  unsigned top = 127;
   float hi = 2.0f;
   unsigned lo = ((127u - kBand) << 24) - 2;
 
-  __device__ void set_band(unsigned top) {  // a biased exponent, 1 .. 254
-    w = top;
-    hi = __uint_as_float((w + 1) << 23);
-    lo = w >= kBand + 2 ? ((w - kBand) << 24) - 2 : 0;  // W - kBand <= 1: every nonzero float, subnormals too
+  __device__ void set_band(unsigned t) {  // a biased exponent, 1 .. 254
+    top = t;
+    hi = __uint_as_float((top + 1) << 23);
+    lo = top >= kBand + 2 ? ((top - kBand) << 24) - 2 : 0;  // W - kBand <= 1: every nonzero float, subnormals too
   }
   __device__ bool in_band(float x) const {
     const unsigned u = __float_as_uint(x);
-    return fabsf(x) < hi && u + (u + 0xfffffffeu) >= lo;
+    return fabsf(x) < hi && u + (u + 0xfffffffeu) >= lo;  // 2u - 2, wrapping, in one IADD3
   }
 
   // This thread's window into the block's Acc alone (the slow path: rare, so contention does not matter).
@@ -189,12 +189,12 @@ struct Window {
       const unsigned t = __float_as_uint(v[i]) << 1;
       if (t < 0xff000000u) t_max = max(t_max, t);
     }
-    const unsigned top = min(max(t_max >> 24, 1u) + 1, 254u);
-    if (t_max && top != w) {
+    const unsigned t = min(max(t_max >> 24, 1u) + 1, 254u);
+    if (t_max && t != top) {
       const int kept = rounds;
       flush_own(acc);
       rounds = kept;  // the warp's flush count goes on: harmless, as an emptied window holds fewer floats
-      set_band(top);
+      set_band(t);
     }
   }
   // The floats in the band into the window, the others (too small, NaN, infinities) exactly, one by one.
@@ -285,17 +285,19 @@ __global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int6
   });
   __syncthreads();
   if (warp == 0) {  // alone on acc now: plain adds
-    Digits g;
-    if (lane < Block / 32 && slots[lane].k >= 0) g = Digits{slots[lane].k, {slots[lane].digit[0], slots[lane].digit[1], slots[lane].digit[2]}};
+    Digits g;  // lane's slot, if it has one
+    if (lane < Block / 32 && slots[lane].k >= 0)
+      g = Digits{slots[lane].k, {slots[lane].digit[0], slots[lane].digit[1], slots[lane].digit[2]}};
     warp_groups(g, [&](int k, const long long (&d)[3], bool) {
       for (int j = 0; j < 3; ++j) acc[k + j] += static_cast<Words>(d[j]);
     });
   }
   __syncthreads();
-  // The block's Acc into the total, each word by two of the 15 threads at once: its low 32 bits into
-  // its own limb, the rest (signed, below 2^28: the loop keeps the block's limbs below 2^60) into the
-  // next. Every block thus adds below 2^33 to a limb, so 2^20 blocks stay below 2^53, with no thread
-  // walking the carries. The last block to finish takes the total and leaves zeros.
+  // The block's Acc into the total, one word a thread for 15 threads, each limb but the top one as two
+  // atomics: its low 32 bits into its own limb, the rest (signed, below 2^28: the loop keeps the block's
+  // limbs below 2^60) into the next. Every block thus adds below 2^33 to a limb, so 2^20 blocks stay
+  // below 2^53, with no thread walking the carries. The last block to finish takes the total and leaves
+  // zeros.
   if (threadIdx.x < kAccWords) {
     const long long v = static_cast<long long>(acc[threadIdx.x]);
     const bool split = threadIdx.x + 1 < kLimbs;  // the top limb and the counts go whole

@@ -116,7 +116,8 @@ EXACT_HD inline std::uint32_t rounded_bits(Acc a) {
   if (low > 0 && (bits_from(low - 1) & 1) && ((keep & 1) || any_below(low - 1)))
     ++keep;  // above half an ulp, or an exact half with keep odd: up (keep may reach 2^24: see below)
   // keep * 2^(low - 149): low = 0 gives the subnormal (or smallest-normal) bits directly; above, the
-  // biased exponent is low + 1 and keep's leading bit is the hidden one, so the bits are low << 23 + keep.
+  // biased exponent is low + 1 and keep's leading bit is the hidden one, so the bits are
+  // (low << 23) + keep.
   std::uint64_t bits = (static_cast<std::uint64_t>(low) << 23) + keep;
   if (bits >= 0x7f800000u) bits = 0x7f800000u;  // beyond float's range: an infinity
   return static_cast<std::uint32_t>(bits) | (negative ? 0x80000000u : 0u);
