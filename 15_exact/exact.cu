@@ -15,9 +15,9 @@
 // with a float outside the band re-centres the band just above the round's largest exponent (flushing the window if
 // it moves); floats still outside it (too small, NaN, infinities) are added exactly, one by one.
 // Main loop in the sm_90 SASS of the 512-thread kernel (cuobjdump -sass), per round of 16 floats on the
-// common path: 4 LDG.128 with their addresses and bounds (45 instructions, 14 of them on the uniform
-// datapath), the band check (16 FSETP, 16 IADD3, 16 ISETP, 7 PLOP3 and the branch: 56), 16 F2F.F64.F32
-// and 16 DADD with the window count and its vote (37), the loop (8): 146, about 9 a float, against the
+// common path: 4 LDG.128 and their address (10 instructions: agent::TileLoader's whole tiles need no
+// bounds), the band check (16 FSETP, 16 IADD3, 16 ISETP, 7 PLOP3 and the branch: 56), 16 F2F.F64.F32
+// and 16 DADD with the window count and its vote (39), the loop (8): 113, about 7 a float, against the
 // H200's issue budget of about 29. The rare paths are out of line (rare_round), away from the loop's code.
 //
 // The end of a launch: each warp's last windows go into its own shared slot and warp 0 adds the slots
@@ -30,13 +30,15 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "agent.cuh"
 #include "exact.cuh"
 
 namespace exact {
 
 namespace {
 
-constexpr int kLoadsInFlight = 4;                     // float4 loads per thread per round, as step 10
+using Vec4 = reduce::agent::Vec<float>;                // 4 floats, one 128-bit load
+constexpr int kLoadsInFlight = 4;                     // 16-byte loads per thread per round, as step 10
 constexpr int kRoundFloats = 4 * kLoadsInFlight;      // 16 floats per thread per round
 constexpr int kBand = 18;                             // exponents W - kBand .. W share the window
 constexpr int kWindowRounds = 128;                    // 128 x 16 = 2^11 floats per window: kBand + 11 + 24 = 53
@@ -165,12 +167,12 @@ struct Window {
   }
 
   // The exact double sum of a round of floats that all lie in the band, in a short tree.
-  __device__ void add_in_band(const float4 (&x)[kLoadsInFlight]) {
+  __device__ void add_in_band(const Vec4 (&x)[kLoadsInFlight]) {
     double s[kLoadsInFlight];
 #pragma unroll
     for (int k = 0; k < kLoadsInFlight; ++k)
-      s[k] = (static_cast<double>(x[k].x) + static_cast<double>(x[k].y)) +
-             (static_cast<double>(x[k].z) + static_cast<double>(x[k].w));
+      s[k] = (static_cast<double>(x[k].v[0]) + static_cast<double>(x[k].v[1])) +
+             (static_cast<double>(x[k].v[2]) + static_cast<double>(x[k].v[3]));
     sum += (s[0] + s[1]) + (s[2] + s[3]);
   }
 
@@ -211,8 +213,8 @@ struct Window {
 // adds its floats one by one. Out of line and taking everything by value, so that its large code sits
 // apart from the loop's and is never fetched for data of one scale (the L2 flush before every timed run
 // evicts code too).
-__device__ __noinline__ Window rare_round(Window w, float4 a, float4 b, float4 c, float4 d, Words* acc) {
-  const float4 x[kLoadsInFlight] = {a, b, c, d};
+__device__ __noinline__ Window rare_round(Window w, Vec4 a, Vec4 b, Vec4 c, Vec4 d, Words* acc) {
+  const Vec4 x[kLoadsInFlight] = {a, b, c, d};
   const float* v = reinterpret_cast<const float*>(x);
   w.recentre(v, acc);
   if (w.all_in_band(v)) w.add_in_band(x);
@@ -222,7 +224,7 @@ __device__ __noinline__ Window rare_round(Window w, float4 a, float4 b, float4 c
 
 // One round of 16 floats: the common case in registers, the rest out of line; then, with the warp
 // converged again, a flush of the whole warp once a window holds 2^11 floats.
-__device__ void add_round(Window& w, const float4 (&x)[kLoadsInFlight], Words* acc) {
+__device__ void add_round(Window& w, const Vec4 (&x)[kLoadsInFlight], Words* acc) {
   if (w.all_in_band(reinterpret_cast<const float*>(x))) w.add_in_band(x);
   else w = rare_round(w, x[0], x[1], x[2], x[3], acc);
   ++w.rounds;
@@ -246,35 +248,30 @@ __global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int6
   for (unsigned k = threadIdx.x; k < kAccWords; k += Block) acc[k] = 0;
   __syncthreads();
 
-  // The aligned body in float4s, as step 10: block b reads tiles b, b + gridDim.x, ...; block 0's first
-  // threads add the up to 3 floats before the first 16-byte boundary and the up to 3 after the body.
-  const auto misalignment = reinterpret_cast<std::uintptr_t>(in) % 16;
-  const std::int64_t unaligned = misalignment ? (16 - misalignment) / 4 : 0;
-  const std::int64_t head = n < unaligned ? n : unaligned;
-  const float4* body = reinterpret_cast<const float4*>(in + head);
-  const std::int64_t vectors = (n - head) / 4;
-  const std::int64_t tail = head + 4 * vectors;
-  constexpr std::int64_t kTile = std::int64_t{Block} * kLoadsInFlight;
-  if (blockIdx.x == 0 && threadIdx.x < head) add_exact(acc, in[threadIdx.x]);
-  if (blockIdx.x == 0 && threadIdx.x < n - tail) add_exact(acc, in[tail + threadIdx.x]);
+  // The aligned body in 16-byte vectors, as step 10 (agent::TileLoader): block b reads tiles b,
+  // b + gridDim.x, ...; block 0's first threads add the up to 6 floats before the first 16-byte
+  // boundary and after the body.
+  const reduce::agent::TileLoader<float, reduce::agent::TilePolicy<Block, kLoadsInFlight>> loader(in, n);
+  if (blockIdx.x == 0 && static_cast<int>(threadIdx.x) < loader.edges()) add_exact(acc, loader.edge(threadIdx.x));
 
   Window w;
   int round = 0;
-  for (std::int64_t base = blockIdx.x * kTile; base < vectors; base += kTile * gridDim.x) {
-    float4 x[kLoadsInFlight];
-#pragma unroll
-    for (int k = 0; k < kLoadsInFlight; ++k) {  // all loads first...
-      const std::int64_t i = base + k * Block + threadIdx.x;
-      x[k] = i < vectors ? body[i] : float4{0.0f, 0.0f, 0.0f, 0.0f};
-    }
-    add_round(w, x, acc);  // ...then the window
+  const auto one_round = [&](const Vec4(&x)[kLoadsInFlight]) {  // all loads issued, then the window
+    add_round(w, x, acc);
     if (++round == kNormalizeRounds) {  // block-uniform: every thread of the block turns as often
       round = 0;
       __syncthreads();
       if (threadIdx.x == 0) normalize_words(acc);
       __syncthreads();
     }
-  }
+  };
+  loader.tiles(blockIdx.x, gridDim.x, threadIdx.x, one_round,
+               [&](Vec4(&x)[kLoadsInFlight], const bool(&valid)[kLoadsInFlight]) {  // the last tile: zeros pass the band
+#pragma unroll
+                 for (int k = 0; k < kLoadsInFlight; ++k)
+                   if (!valid[k]) x[k] = Vec4{};
+                 one_round(x);
+               });
   // The launch's last flush, with no warp waiting on another's atomics: each warp's first group of limbs
   // goes into the warp's slot (the rare others into the accumulator), then warp 0 adds the slots up.
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;

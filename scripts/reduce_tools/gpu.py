@@ -1,11 +1,12 @@
 """gpu OUT: the whole GPU session in one command. Builds a fresh Release tree for sm_90 with Ninja
--j16 in BUILD (default OUT/build), runs every test (ctest, each GPU test on its own), compute-sanitizer
+-j16 in BUILD (default OUT/build), runs every test (ctest, each GPU test on its own; "huge", the tests
+that need most of the GPU's memory, one at a time after the others), compute-sanitizer
 (memcheck, racecheck, synccheck, initcheck) over every progression step at n = 1 and 100003 and every
 `sanitize` line of the steps' runs.txt, then the table, the sweep, each beyond step's measured runs,
 the profiles and perf/variants' sets, writing the records under OUT/results/ (copy them into results/)
 and each part's log under OUT/logs/; OUT/summary.txt holds one line per part. --parts picks some
 (each command of a GPU machine may have to stay short: give --build-dir outside OUT to keep the build
-between calls); "ab" (not run by default) is the A/A experiment at 20 sizes and 06-10 against their
+between calls, and the same OUT, whose check.json gathers the parts run at one commit); "ab" (not run by default) is the A/A experiment at 20 sizes and 06-10 against their
 predecessors at their demo n, logged in logs/ab_aa.log and logs/ab_06_10.log. Nothing is made before
 a GPU is seen."""
 
@@ -19,10 +20,10 @@ from pathlib import Path
 
 from .bench import probe
 from .common import (ROOT, SANITIZE_N, Failure, NoGpu, UsageError, dump_json, git_commit, gpu_count, gpu_folder, read_beyond,
-                     meta_of, step_names, today, write_files)
+                     meta_of, read_json, step_names, today, write_files)
 from .runlist import SANITIZERS, RunList
 
-PARTS = ("build", "tests", "sanitizer", "table", "sweep", "measure", "profile", "variants", "ab")
+PARTS = ("build", "tests", "huge", "sanitizer", "table", "sweep", "measure", "profile", "variants", "ab")
 DEFAULT_PARTS = PARTS[:-1]  # ab on request: the A/A rate (20 sizes) and 06-10 against their predecessors
 VARIANT_SETS = {"variants.txt": ("atomics", "latency", "tiles"), "ablation.txt": ("ablation",)}  # perf/variants.cu
 SUITE = [sys.executable, str(Path(__file__).resolve().parent.parent / "suite")]
@@ -89,18 +90,22 @@ def sanitize(session, jobs):
     return f"clean ({len(runs)} runs)" if not bad else f"{len(bad)} of {len(runs)} runs failed"
 
 
-def tests(session):
-    junit = session.logs / "junit.xml"
-    jobs = str(min(16, os.cpu_count() or 4))  # huge tests still run alone (RUN_SERIAL)
-    session.part("tests", ["ctest", "--test-dir", session.build, "-j", jobs, "--timeout", "900", "--output-junit", junit])
-    log = (session.logs / "tests.log").read_text(errors="replace")
+def tests(session, huge=False):
+    """ctest without the Huge tests (huge=False, -j16, the GPU tests' skips checked) or the Huge tests alone."""
+    name = "huge" if huge else "tests"
+    junit = session.logs / f"junit_{name}.xml"
+    jobs = "1" if huge else str(min(32, os.cpu_count() or 4))  # a core each: the CPU references dominate
+    session.part(name, ["ctest", "--test-dir", session.build, "-j", jobs, "-L" if huge else "-LE", "huge",
+                        "--timeout", "900", "--output-junit", junit])
+    log = (session.logs / f"{name}.log").read_text(errors="replace")
     summary = (re.findall(r"^\d+% tests passed.*$", log, re.M) or ["no ctest summary"])[-1]
     skips = subprocess.run([*SUITE, "skips", junit, "--allow", "needs [0-9]+ GPUs"], capture_output=True, text=True)
-    (session.logs / "skips.txt").write_text(skips.stdout + skips.stderr)
+    (session.logs / f"skips_{name}.txt").write_text(skips.stdout + skips.stderr)
     if skips.returncode != 0:
-        session.note("tests: a test skipped on the GPU machine for a reason other than too few GPUs (logs/skips.txt)")
+        session.note(f"{name}: a test skipped on the GPU machine for a reason other than too few GPUs (logs/skips_{name}.txt)")
         session.ok = False
     skipped = skips.stdout.splitlines()[0].removesuffix(", for these reasons:") if skips.stdout else ""
+    skipped = "" if skipped.startswith("0 of") else skipped
     return summary + (f" ({skipped})" if skipped else "")
 
 
@@ -150,6 +155,8 @@ def main(args):
         sanitizer = pool.submit(sanitize, s, args.sanitizer_jobs) if "sanitizer" in parts else None
         if "tests" in parts:
             check["tests"] = tests(s)
+        if "huge" in parts:
+            check["huge"] = tests(s, huge=True)
         if sanitizer:
             check["sanitizer"] = sanitizer.result()
     common = ["--no-build", "--build-dir", build, "--out", results]
@@ -182,8 +189,11 @@ def main(args):
         common = ["--no-build", "--build-dir", build, "--rounds", "5"]
         s.part("ab_aa", [*SUITE, "ab", "10", "--aa", "--range", "10:29", *common])
         s.part("ab_06_10", [*SUITE, "ab", "06", "07", "08", "09", "10", *common])
-    if check:
-        write_files({where / "check.json": dump_json({**check, "commit": os.environ["REDUCE_COMMIT"], "date": today()})})
+    if check:  # with the parts an earlier call of this session ran at the same commit into the same OUT
+        held = read_json(where / "check.json") if (where / "check.json").is_file() else {}
+        if held.get("commit") != os.environ["REDUCE_COMMIT"]:
+            held = {}
+        write_files({where / "check.json": dump_json({**held, **check, "commit": os.environ["REDUCE_COMMIT"], "date": today()})})
     s.note(f"gpu: {'PASS' if s.ok else 'FAIL'}")
     write_files({out / "summary.txt": "\n".join(s.lines) + "\n"})
     return 0 if s.ok else 1

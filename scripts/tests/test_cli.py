@@ -123,6 +123,10 @@ class Running(TreeCase):
         fake.mkdir()
         (fake / "nvidia-smi").write_text('#!/bin/sh\necho "GPU 0: NVIDIA H200 (UUID: x)"\n')
         (fake / "compute-sanitizer").write_text('#!/bin/sh\necho "ERROR SUMMARY: 0 errors"\n')
+        (fake / "ctest").write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/ctest.args"\n'  # writes its JUnit file
+                                    'while [ $# -gt 0 ]; do [ "$1" = --output-junit ] && j=$2; shift; done\n'
+                                    'echo \'<testsuite><testcase name="a"/></testsuite>\' > "$j"\n'
+                                    'echo "100% tests passed, 0 tests failed out of 1"\n')
         for f in fake.iterdir():
             f.chmod(0o755)
         out = self.tmp.parent / "session"
@@ -132,6 +136,15 @@ class Running(TreeCase):
         self.assertIn("compute-sanitizer: 28 of 28 runs clean", (out / "summary.txt").read_text())
         check = json.loads((out / "results" / "h200" / "progression" / "check.json").read_text())
         self.assertEqual(check["sanitizer"], "clean (28 runs)")
+        # A later call into the same OUT at the same commit adds its parts to check.json.
+        rc, text, err = self.suite("gpu", out, "--build-dir", self.root / "build", "--parts", "tests,huge",
+                                   env={"PATH": f"{fake}:{os.environ['PATH']}"})
+        self.assertEqual(rc, 0, text + err)
+        check = json.loads((out / "results" / "h200" / "progression" / "check.json").read_text())
+        self.assertEqual(check["sanitizer"], "clean (28 runs)")
+        self.assertEqual(check["huge"], "100% tests passed, 0 tests failed out of 1")
+        self.assertEqual([line.split()[4:6] for line in (fake / "ctest.args").read_text().splitlines()],
+                         [["-LE", "huge"], ["-L", "huge"]])
         self.assertTrue((out / "results" / "h200" / "12_types" / "float.json").is_file())
         self.assertTrue((out / "logs" / "table.log").is_file())
         rc, _, err = self.suite("profile", "--build-dir", self.root / "build", env={"PATH": str(fake)})
