@@ -15,10 +15,10 @@
 // with a float outside the band re-centres the band just above the round's largest exponent (flushing the window if
 // it moves); floats still outside it (too small, NaN, infinities) are added exactly, one by one.
 // Main loop in the sm_90 SASS of the 512-thread kernel (cuobjdump -sass), per round of 16 floats on the
-// common path: 4 LDG.128 and their address (10 instructions: agent::TileLoader's whole tiles need no
-// bounds), the band check (16 FSETP, 16 IADD3, 16 ISETP, 7 PLOP3 and the branch: 56), 16 F2F.F64.F32
-// and 16 DADD with the window count and its vote (39), the loop (8): 113, about 7 a float, against the
-// H200's issue budget of about 29. The rare paths are out of line (rare_round), away from the loop's code.
+// common path: 4 LDG.128 with their addresses and bounds (30 instructions), the band check (16 FSETP,
+// 16 IADD3, 16 ISETP, 7 PLOP3 and the branch: 56), 16 F2F.F64.F32 and 16 DADD with the window count and
+// its vote (37), the loop (8): 131, about 8 a float, against the H200's issue budget of about 29. The
+// rare paths are out of line (rare_round), away from the loop's code.
 //
 // The end of a launch: each warp's last windows go into its own shared slot and warp 0 adds the slots
 // up; the block adds its accumulator to the scratch Acc with 64-bit atomics, all words at once (each
@@ -248,30 +248,31 @@ __global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int6
   for (unsigned k = threadIdx.x; k < kAccWords; k += Block) acc[k] = 0;
   __syncthreads();
 
-  // The aligned body in 16-byte vectors, as step 10 (agent::TileLoader): block b reads tiles b,
-  // b + gridDim.x, ...; block 0's first threads add the up to 6 floats before the first 16-byte
-  // boundary and after the body.
+  // The aligned body in 16-byte vectors, as step 10 (agent::TileLoader's split): block b reads tiles
+  // b, b + gridDim.x, ...; block 0's first threads add the up to 6 floats before the first 16-byte
+  // boundary and after the body. One loop with a bounds test per vector, not the loader's whole tiles
+  // and a last partial one: that would copy the round's code, flush included, into the kernel twice.
   const reduce::agent::TileLoader<float, reduce::agent::TilePolicy<Block, kLoadsInFlight>> loader(in, n);
   if (blockIdx.x == 0 && static_cast<int>(threadIdx.x) < loader.edges()) add_exact(acc, loader.edge(threadIdx.x));
 
   Window w;
   int round = 0;
-  const auto one_round = [&](const Vec4(&x)[kLoadsInFlight]) {  // all loads issued, then the window
-    add_round(w, x, acc);
+  constexpr std::int64_t kTile = std::int64_t{Block} * kLoadsInFlight;
+  for (std::int64_t base = blockIdx.x * kTile; base < loader.vectors; base += kTile * gridDim.x) {
+    Vec4 x[kLoadsInFlight];
+#pragma unroll
+    for (int k = 0; k < kLoadsInFlight; ++k) {  // all loads first...
+      const std::int64_t i = base + k * Block + threadIdx.x;
+      x[k] = i < loader.vectors ? loader.body[i] : Vec4{};
+    }
+    add_round(w, x, acc);  // ...then the window
     if (++round == kNormalizeRounds) {  // block-uniform: every thread of the block turns as often
       round = 0;
       __syncthreads();
       if (threadIdx.x == 0) normalize_words(acc);
       __syncthreads();
     }
-  };
-  loader.tiles(blockIdx.x, gridDim.x, threadIdx.x, one_round,
-               [&](Vec4(&x)[kLoadsInFlight], const bool(&valid)[kLoadsInFlight]) {  // the last tile: zeros pass the band
-#pragma unroll
-                 for (int k = 0; k < kLoadsInFlight; ++k)
-                   if (!valid[k]) x[k] = Vec4{};
-                 one_round(x);
-               });
+  }
   // The launch's last flush, with no warp waiting on another's atomics: each warp's first group of limbs
   // goes into the warp's slot (the rare others into the accumulator), then warp 0 adds the slots up.
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
