@@ -99,6 +99,9 @@ def tests(session, huge=False):
                         "--timeout", "900", "--output-junit", junit])
     log = (session.logs / f"{name}.log").read_text(errors="replace")
     summary = (re.findall(r"^\d+% tests passed.*$", log, re.M) or ["no ctest summary"])[-1]
+    failed = re.findall(r"^\s*\d+ - (\S+) \((?:Failed|Timeout|Exception|SEGFAULT)[^)]*\)", log, re.M)  # ctest's closing list
+    if failed:
+        summary += f" (failed: {', '.join(failed[:5])}{', ...' if len(failed) > 5 else ''})"
     skips = subprocess.run([*SUITE, "skips", junit, "--allow", "needs [0-9]+ GPUs"], capture_output=True, text=True)
     (session.logs / f"skips_{name}.txt").write_text(skips.stdout + skips.stderr)
     if skips.returncode != 0:

@@ -221,8 +221,9 @@ class Data:
         return tables.markdown(["step", "the idea", "lesson shows at n", f"gain there ({g.name})"], rows, left=2)
 
     def check(self):
-        lines = [f"- {g.name}: {g.check.get('tests', 'tests not run')}; the Huge tests: {g.check.get('huge', 'not run')}; "
-                 f"compute-sanitizer {g.check.get('sanitizer', 'not run')}; commit `{str(g.check.get('commit'))[:7]}`, {g.check.get('date')}"
+        lines = [f"- {g.name}: {g.check.get('tests', 'tests not run')}"
+                 + (f"; the Huge tests: {g.check['huge']}" if "huge" in g.check else "")
+                 + f"; compute-sanitizer {g.check.get('sanitizer', 'not run')}; commit `{str(g.check.get('commit'))[:7]}`, {g.check.get('date')}"
                  for g in self.gpus if g.check]
         if not lines:
             raise Failure("no results/<gpu>/progression/check.json (scripts/suite gpu writes it)")

@@ -123,9 +123,11 @@ class Running(TreeCase):
         fake.mkdir()
         (fake / "nvidia-smi").write_text('#!/bin/sh\necho "GPU 0: NVIDIA H200 (UUID: x)"\n')
         (fake / "compute-sanitizer").write_text('#!/bin/sh\necho "ERROR SUMMARY: 0 errors"\n')
-        (fake / "ctest").write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/ctest.args"\n'  # writes its JUnit file
+        (fake / "ctest").write_text('#!/bin/sh\nargs="$*"; echo "$args" >> "$(dirname "$0")/ctest.args"\n'  # writes its JUnit file
                                     'while [ $# -gt 0 ]; do [ "$1" = --output-junit ] && j=$2; shift; done\n'
                                     'echo \'<testsuite><testcase name="a"/></testsuite>\' > "$j"\n'
+                                    'case "$args" in *"-L huge"*) printf "50%% tests passed, 1 tests failed out of 2\\n'
+                                    'The following tests FAILED:\\n\\t  7 - gpu.Huge.One (Failed)   gpu huge\\n"; exit 8;; esac\n'
                                     'echo "100% tests passed, 0 tests failed out of 1"\n')
         for f in fake.iterdir():
             f.chmod(0o755)
@@ -139,10 +141,11 @@ class Running(TreeCase):
         # A later call into the same OUT at the same commit adds its parts to check.json.
         rc, text, err = self.suite("gpu", out, "--build-dir", self.root / "build", "--parts", "tests,huge",
                                    env={"PATH": f"{fake}:{os.environ['PATH']}"})
-        self.assertEqual(rc, 0, text + err)
+        self.assertEqual(rc, 1, text + err)  # a Huge test failed: named in the record
         check = json.loads((out / "results" / "h200" / "progression" / "check.json").read_text())
         self.assertEqual(check["sanitizer"], "clean (28 runs)")
-        self.assertEqual(check["huge"], "100% tests passed, 0 tests failed out of 1")
+        self.assertEqual(check["tests"], "100% tests passed, 0 tests failed out of 1")
+        self.assertEqual(check["huge"], "50% tests passed, 1 tests failed out of 2 (failed: gpu.Huge.One)")
         self.assertEqual([line.split()[4:6] for line in (fake / "ctest.args").read_text().splitlines()],
                          [["-LE", "huge"], ["-L", "huge"]])
         self.assertTrue((out / "results" / "h200" / "12_types" / "float.json").is_file())
