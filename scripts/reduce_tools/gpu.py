@@ -6,9 +6,9 @@ that need most of the GPU's memory, one at a time after the others), compute-san
 the profiles and perf/variants' sets, writing the records under OUT/results/ (copy them into results/)
 and each part's log under OUT/logs/; OUT/summary.txt holds one line per part. --parts picks some
 (each command of a GPU machine may have to stay short: give --build-dir outside OUT to keep the build
-between calls, and the same OUT, whose check.json gathers the parts run at one commit); "ab" (not run by default) is the A/A experiment at 20 sizes and 06-10 against their
-predecessors at their demo n, logged in logs/ab_aa.log and logs/ab_06_10.log. Nothing is made before
-a GPU is seen."""
+between calls, and the same OUT, whose check.json gathers the parts run at one commit); "ab" (not run
+by default) is the A/A experiment at 20 sizes and 06-10 against their predecessors at their demo n,
+logged in logs/ab_aa.log and logs/ab_06_10.log. Nothing is made before a GPU is seen."""
 
 import concurrent.futures
 import os
@@ -91,7 +91,8 @@ def sanitize(session, jobs):
 
 
 def tests(session, huge=False):
-    """ctest without the Huge tests (huge=False, -j16, the GPU tests' skips checked) or the Huge tests alone."""
+    """ctest without the Huge tests (a job a core, up to 32) or the Huge tests one at a time; a skip for any
+    reason but too few GPUs fails the session."""
     name = "huge" if huge else "tests"
     junit = session.logs / f"junit_{name}.xml"
     jobs = "1" if huge else str(min(32, os.cpu_count() or 4))  # a core each: the CPU references dominate
