@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,11 @@
 namespace {
 
 using multigpu::shard_of;
+
+// Each of `fields` ("\"name\": value" text) appears in the record's JSON.
+void expect_fields(const std::string& json, std::initializer_list<const char*> fields) {
+  for (const char* field : fields) EXPECT_NE(json.find(field), std::string::npos) << field << " not in " << json;
+}
 
 // Every rank's shard, for every n up to 300 and every team size up to 9, then a few large n:
 // contiguous, in rank order, covering [0, n) exactly once, lengths within one of each other.
@@ -237,11 +243,10 @@ TEST(MultiGpuRecord, ReproducibleFieldsAndTheirVerdict) {
   multigpu::add_reproducible_fields(r, made_up_reproducible("0x3f800000"));
   reduce::add_comparison(r, "ordinary", reduce::Summary{1.0, 0.9, 1.1});  // as main.cpp adds it
   const std::string j = reduce::format_json(r);
-  for (const char* field : {"\"mode\": \"reproducible_virtual\"", "\"gpus\": 1", "\"ranks\": 3", "\"tiles\": 17",
-                            "\"tiles_per_rank\": 6", "\"result_bits\": \"0x3f800000\"", "\"step15_bits\": \"0x3f800000\"",
-                            "\"same_as_step15\": true", "\"ranks_agree\": true", "\"vs_ordinary\": 0.5",
-                            "\"passed\": true"})
-    EXPECT_NE(j.find(field), std::string::npos) << field << " not in " << j;
+  expect_fields(j, {"\"mode\": \"reproducible_virtual\"", "\"gpus\": 1", "\"ranks\": 3", "\"tiles\": 17",
+                    "\"tiles_per_rank\": 6", "\"result_bits\": \"0x3f800000\"", "\"step15_bits\": \"0x3f800000\"",
+                    "\"same_as_step15\": true", "\"ranks_agree\": true", "\"vs_ordinary\": 0.5",
+                    "\"passed\": true"});
   EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 1000.0);  // one GPU's peak
 
   reduce::Report other = made_up_record();
@@ -266,11 +271,10 @@ TEST(MultiGpuRecord, ExactFieldsAndTheirVerdict) {
   reduce::Report r = made_up_record();  // n = 1000 over 3 ranks: shards of 333 and 334
   multigpu::add_reproducible_fields(r, f);
   const std::string j = reduce::format_json(r);
-  for (const char* field : {"\"mode\": \"exact\"", "\"gpus\": 3", "\"ranks\": 3", "\"shard_min\": 333",
-                            "\"shard_max\": 334", "\"limbs\": 12", "\"result_bits\": \"0x3f800000\"",
-                            "\"single_bits\": \"0x3f800000\"", "\"same_as_single\": true", "\"ranks_agree\": true",
-                            "\"passed\": true"})
-    EXPECT_NE(j.find(field), std::string::npos) << field << " not in " << j;
+  expect_fields(j, {"\"mode\": \"exact\"", "\"gpus\": 3", "\"ranks\": 3", "\"shard_min\": 333",
+                    "\"shard_max\": 334", "\"limbs\": 12", "\"result_bits\": \"0x3f800000\"",
+                    "\"single_bits\": \"0x3f800000\"", "\"same_as_single\": true", "\"ranks_agree\": true",
+                    "\"passed\": true"});
   for (const char* field : {"tiles", "step15_bits"}) EXPECT_EQ(j.find(field), std::string::npos) << field << " in " << j;
   EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 3000.0);  // three GPUs' peak
 
@@ -288,13 +292,12 @@ TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
   reduce::Report r = made_up_record();
   multigpu::add_team_fields(r, made_up_fields());
   const std::string j = reduce::format_json(r);
-  for (const char* field : {"\"step\": \"16_multi_gpu\"", "\"mode\": \"mpi\"", "\"gpus\": 2", "\"n\": 1000",
-                            "\"median_ms\": 2", "\"min_ms\": 1.5", "\"max_ms\": 3", "\"gbps\": ",
-                            "\"shard_min\": 500", "\"shard_max\": 500", "\"collective_ms\": 0.05", "\"collective_min_ms\": 0.04", "\"collective_share\": 0.025",
-                            "\"gpus_agree\": true",
-                            "\"passed\": true", "\"device\": \"GPU\"", "\"cuda_runtime\": \"13.0\"",
-                            "\"cuda_driver\": \"13.0\"", "\"nccl_version\": \"2.28.3\""})
-    EXPECT_NE(j.find(field), std::string::npos) << field << " not in " << j;
+  expect_fields(j, {"\"step\": \"16_multi_gpu\"", "\"mode\": \"mpi\"", "\"gpus\": 2", "\"n\": 1000",
+                    "\"median_ms\": 2", "\"min_ms\": 1.5", "\"max_ms\": 3", "\"gbps\": ",
+                    "\"shard_min\": 500", "\"shard_max\": 500", "\"collective_ms\": 0.05", "\"collective_min_ms\": 0.04", "\"collective_share\": 0.025",
+                    "\"gpus_agree\": true",
+                    "\"passed\": true", "\"device\": \"GPU\"", "\"cuda_runtime\": \"13.0\"",
+                    "\"cuda_driver\": \"13.0\"", "\"nccl_version\": \"2.28.3\""});
   EXPECT_DOUBLE_EQ(r.gbps, 1000 * 4.0 / 2e-3 / 1e9);
   EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 2000.0);  // of both GPUs' peak
 
@@ -303,8 +306,7 @@ TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
   multigpu::add_team_fields(with_baseline, t);
   reduce::add_comparison(with_baseline, "single_gpu", reduce::Summary{4.0, 3.5, 4.5});  // as main.cpp adds it
   const std::string json = reduce::format_json(with_baseline);
-  for (const char* field : {"\"vs_single_gpu\": 2", "\"single_gpu_median_ms\": 4", "\"single_gpu_gbps\": "})
-    EXPECT_NE(json.find(field), std::string::npos) << field << " not in " << json;
+  expect_fields(json, {"\"vs_single_gpu\": 2", "\"single_gpu_median_ms\": 4", "\"single_gpu_gbps\": "});
   EXPECT_EQ(json.find("speedup_vs_single_gpu"), std::string::npos) << "one name for the speedup: vs_single_gpu";
   const std::string text = reduce::format_text(with_baseline);
   EXPECT_NE(text.find("vs_single_gpu 2"), std::string::npos) << text;
