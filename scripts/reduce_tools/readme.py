@@ -229,24 +229,30 @@ class Data:
             raise Failure("no results/<gpu>/progression/check.json (scripts/suite gpu writes it)")
         return "\n".join(lines)
 
-    def text_set(self, name):
+    def text_set(self, name, start):
         kind, _, which = name.partition(":")
         if kind == "ablation":
             g = next((g for g in self.gpus if g.folder.name == which), None)
-            body = g.text_sets.get("ablation") if g else None
         else:
-            body = next((g.text_sets[which] for g in self.gpus if which in g.text_sets), None)
+            g = next((g for g in self.gpus if which in g.text_sets), None)
+        body = (g.text_sets.get("ablation" if kind == "ablation" else which) if g else None)
         if not body:
             raise Failure(f"no results/<gpu>/progression/{kind}.txt holds the set '{which}'")
         if kind == "ablation":
             return tables.ablation_table(body)
+        left_out = ""
         if which == "tiles":  # the sizes the lesson reads: where the tiles pay (2^20), and a full stream
-            keep, out = False, []
+            keep, out, others = False, [], []
             for line in body:
-                keep = ("n = 2^20 " in line or "n = 2^28 " in line) if line.startswith("tiles n =") else keep
+                if line.startswith("tiles n ="):
+                    keep = "n = 2^20 " in line or "n = 2^28 " in line
+                    others += [] if keep else [line.split()[3]]
                 out += [line] if keep or line.startswith("set ") else []
             body = out
-        return "```text\n" + "\n".join(body).rstrip() + "\n```"
+            if others:
+                where = rel(g.dir / "variants.txt", start)
+                left_out = f"\n\nThe set's other sizes ({', '.join(others)}) are in [`{where}`]({where})."
+        return "```text\n" + "\n".join(body).rstrip() + "\n```" + left_out
 
     # --- the steps beyond -------------------------------------------------------------------------
 
@@ -314,7 +320,7 @@ class Data:
         if name == "check":
             return self.check()
         if name.startswith(("variants:", "ablation:")):
-            return self.text_set(name)
+            return self.text_set(name, start)
         base, _, what = name.partition(":")
         if base in self.beyond:
             return self.beyond_block(base, what or None)
