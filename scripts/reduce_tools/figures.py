@@ -73,11 +73,15 @@ def sweep(plt, data, g):
 
 def steps(plt, g):
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    ax.bar([r["step"][:2] for r in g.records], [r["gbps"] for r in g.records], color="tab:blue")
+    colours = ["tab:blue"] * (len(g.records) - 1) + ["black"]  # the library is the last step
+    ax.bar([r["step"][:2] for r in g.records], [r["gbps"] for r in g.records], color=colours)
+    ax.axhline(g.records[0]["peak_gbps"], color="grey", ls=":", lw=1, label="theoretical bandwidth")
     if g.ceiling:
         ax.axhline(g.ceiling["gbps"], color="black", ls="--", lw=1, label="read ceiling")
-        ax.legend(fontsize=8)
-    ax.set(xlabel="step", ylabel="GB/s", title=f"{g.name}: every step at n = {g.records[0]['n']}")
+    ax.legend(fontsize=8, loc="upper left")
+    n = g.records[0]["n"]
+    ax.set(xlabel="step", ylabel="GB/s",
+           title=f"{g.name}: every step at n = {f'2^{n.bit_length() - 1}' if n & (n - 1) == 0 else n}")
     return fig
 
 
