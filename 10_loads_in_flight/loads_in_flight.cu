@@ -13,12 +13,12 @@
 // 09's blocks up to 2^20 floats on a 132-SM GPU, about a quarter at 2^21 and a half from 2^22 on; and
 // the block is 512 threads. The last tile, cut short by the end of the array, is read the same way
 // with the loads past the end masked. Which change gives the gain depends on n and the GPU (README,
-// "What makes it faster than step 09"): at 2^20 floats the tile-sized grid alone, on both GPUs; at
+// "The test: one change at a time"): at 2^20 floats the tile-sized grid alone, on both GPUs; at
 // 2^22 only the three together; from 2^28 on the 512 threads on the H200, mostly the tiles on the H100.
 // What changed from step 09: thread_sum()'s loop walks tiles and keeps kLoadsInFlight loads in flight;
 // the grid is sized in tiles; 512 threads per block unless --block says otherwise (the ablation has
 // 512 ahead from 2^22 floats on and 256 ahead up to 2^20, on the H100 and the H200: README, "512
-// threads").
+// against 256 threads").
 // Usage: ./10_loads_in_flight [--n 2^26] [--block 512] [--pattern int] [--help]
 #include <cuda/atomic>
 

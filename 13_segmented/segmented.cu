@@ -37,8 +37,9 @@
 // 149 + len / 2^26 in all, under 2 sqrt(len) + 64 for every len from kTile to 2^51.
 // The fixed-size mode (--segment-size L) reads no offsets: the same kernels with offsets[s] = s L
 // computed instead of loaded (each block searches its own tile there, in arithmetic); and where L is
-// a multiple of 4 up to 32 on 16-byte aligned input, a thread per segment with its L / 4 16-byte loads
-// all in flight (no search, no staging, no ballot).
+// a multiple of 4 up to 32 on 16-byte aligned input, sum_short_fixed: groups of L / 4 lanes a segment
+// where L / 4 is a power of two, else a thread a segment, every 16-byte load in flight before the
+// first add (no search, no staging, no ballot).
 // What changed from the library step: everything; 11_cub's cub::DeviceReduce::Sum sums one array, and
 // cub::DeviceSegmentedReduce::Sum (timed beside this launcher in every run) is the bar.
 // Usage: ./13_segmented [--segments powerlaw | --offsets FILE | --segment-size L] [--search auto] [--n 2^28] [--help]
@@ -61,7 +62,7 @@ constexpr int kPrefetch = 4096;               // floats of a tile asked of L2 at
 // room for eight float4 loads in flight and the thread tier's 16-byte copies with no spills. Bytes in
 // flight beat blocks here: 6 blocks of 40 registers with four loads each streamed 2-5% slower, and 5
 // blocks of 48 registers 0.2-1.2% slower than 4 on every distribution but uniform32 (1.1% faster
-// there; 13's README, "The change before: 16-byte copies"). Every GPU since sm_75 holds 4 blocks of
+// there; docs/method.md, "What was tried and dropped"). Every GPU since sm_75 holds 4 blocks of
 // 256 threads.
 constexpr int kTileBlocksPerSm = 4;
 constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that can begin in one tile

@@ -16,7 +16,7 @@
 // every block bumps once, where step 08 has block 0 wait on flags) adds the tile sums in the fixed
 // tree. Misaligned inputs take scalar loads in the same order, so their bits equal an aligned copy's.
 // The same two halves, summing tiles and combining their sums, are the multi-GPU API below: tiles
-// summed on several GPUs and combined in the same tree give the same bits (16_multi_gpu/reproducible.cuh).
+// summed on several GPUs and combined in the same tree give the same bits (16_multi_gpu/ranks.cuh).
 // Usage: ./14_reproducible [--n 2^26] [--grid 132] [--block 512] [--help]
 #include <cuda/atomic>
 

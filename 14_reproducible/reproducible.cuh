@@ -1,6 +1,6 @@
 // Step 14's launcher, in the suite's step shape (common/step.cuh): a float sum whose bits depend on the
 // input alone, not on the grid, the block size, the number of SMs or the GPU. And its two halves, for a
-// sum over several GPUs with the same bits (16_multi_gpu/reproducible.cuh):
+// sum over several GPUs with the same bits (16_multi_gpu/ranks.cuh):
 //   shard_tiles(n, ranks, rank)          which tiles of the global n rank `rank` holds;
 //   sum_shard_tiles(shard, n, first, count, partials, cfg, stream)
 //                                        one float per tile of that shard, in tile order;
