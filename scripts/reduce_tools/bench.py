@@ -74,7 +74,8 @@ def run(args):
     if not args.no_build:
         build(args.build_dir)
     exes = [exe_path(args.build_dir, s) for s in chosen]
-    probe(exes[0], args.extra)
+    for exe in exes:  # every step takes the options after --, before any is timed
+        probe(exe, args.extra)
     records, failed = [], False
     for k, exe in enumerate(exes, 1):
         progress(f"[{k}/{len(exes)}] {exe.name} ...")
@@ -137,10 +138,18 @@ def sweep(args):
     if not args.no_build:
         build(args.build_dir)
     exes = [exe_path(args.build_dir, s) for s in steps]
-    memory = probe(exes[0]).get("memory_bytes") or float("inf")
+    first = probe(exes[0])
+    memory = first.get("memory_bytes") or float("inf")
     sizes = [1 << k for k in range(args.lo, args.hi + 1) if (1 << k) * 4 <= memory / 2]
     if not sizes:
         raise Failure(f"--range: no size fits in half of the GPU's {memory / 1e9:.0f} GB")
+    folder = Path(gpu_folder(first)) / "progression"
+    held_file = Path(args.out) / folder / "sweep.json" if args.out else None
+    if held_file and held_file.is_file() and not args.add:
+        other = sorted({int(p["n"]) for p in read_json(held_file).get("records", []) if int(p["n"]) not in sizes})
+        if other:
+            raise UsageError(f"--out: {held_file} holds sizes this --range leaves out (2^{other[0].bit_length() - 1}, ...); "
+                             "give --add to keep them, or write to another --out")
     points, failed = [], False
     for n in sizes:
         for exe in exes:
@@ -151,9 +160,8 @@ def sweep(args):
         if c:
             points.append(dict(c, step=CEILING_TOOL, passed=True))
     if args.out:
-        folder = Path(gpu_folder(points[0])) / "progression"
-        if args.add and (Path(args.out) / folder / "sweep.json").is_file():  # a sweep measured in parts
-            held = read_json(Path(args.out) / folder / "sweep.json").get("records", [])
+        if args.add and held_file.is_file():  # a sweep measured in parts
+            held = read_json(held_file).get("records", [])
             points = sorted([p for p in held if int(p["n"]) not in sizes] + points, key=lambda p: int(p["n"]))
         write_under(args.out, folder, {"sweep.json": dump_json({"meta": meta_of(points[0]), "records": points})})
     return 1 if failed else 0
@@ -235,6 +243,10 @@ def measure(args):
         files["meta.json"] = dump_json(meta_of(results[0][1][0], step=args.step, runs=[n for n, _ in results],
                                                **({"skipped": skipped} if skipped else {})))
         folder = Path(args.out) / gpu_folder(widest) / args.step
+        others = sorted(p.name for p in folder.glob("*.json") if p.name not in files)
+        if others and (args.only is not None or skipped):
+            raise Failure(f"{folder} holds records this partial run did not measure ({others[0]}, ...); nothing "
+                          "written: write a partial run to another --out")
         write_under(args.out, folder.relative_to(args.out), files)
         for old in folder.glob("*.json"):  # the folder holds the current run only
             if old.name not in files:

@@ -56,7 +56,7 @@ def build_options(p):
 
 
 def out_option(p, what):
-    p.add_argument("--out", help=f"write {what} under OUT/<gpu>/ (OUT=results: the repository's results/)")
+    p.add_argument("--out", help=f"write {what} under OUT/<gpu>/ (OUT, from the current folder; the repository's results/ is where the READMEs read)")
 
 
 def parser():
@@ -147,6 +147,8 @@ def checked(args):
             if len(set(chosen)) != len(chosen):
                 raise UsageError("--steps: a step given twice")
             args.steps = [s for s in steps if s in chosen]
+            if args.out is not None and args.steps != steps:
+                raise UsageError("--out writes the whole table: leave out --steps")
         return bench.run
     if c == "lecture":
         args.iters = parse_int(args.iters, "--iters", 1, 100000) if args.iters is not None else None
@@ -210,6 +212,8 @@ def main(argv=None):
         if extra and args.command != "run":
             raise UsageError("only run passes options after -- to the steps")
         if args.command == "run":
-            args.extra = args.extra + extra
+            if args.extra:  # a stray word before --, not an option for the steps
+                raise UsageError(f"run: unexpected argument '{args.extra[0][:40]}' (options for the steps go after --)")
+            args.extra = extra
         return checked(args)(args)
     return run_main("suite", go, argv)

@@ -53,10 +53,15 @@ def run_main(prog, main, argv):
         code, message = 1, f"{type(e).__name__}: {e}"
     if message:
         print(f"{prog}: {message}", file=sys.stderr)
+    if sys.stdout is None:  # started with stdout closed: nothing to flush
+        return code
     try:
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away: not an error to report
         code = code or 141
+    except OSError as e:  # a full disk or device: the output is lost
+        print(f"{prog}: standard output: {e.strerror}", file=sys.stderr)
+        code = code or 1
     # Python flushes stdout again at exit; a closed pipe would print a traceback there.
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return code

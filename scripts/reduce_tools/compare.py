@@ -35,7 +35,14 @@ def records_in(path):
             except Failure:
                 if path.is_file():
                     raise
-    return [r for r in out if isinstance(r, dict) and r.get("step") not in (None, CEILING_TOOL) and r.get("median_ms")]
+    out = [r for r in out if isinstance(r, dict) and r.get("step") not in (None, CEILING_TOOL) and r.get("median_ms")]
+    for r in out:  # the fields a comparison reads, checked here: a damaged file is named, not a traceback
+        n, ms, samples = r.get("n", 0), r.get("median_ms"), r.get("samples_ms", [])
+        if (not isinstance(r["step"], str) or isinstance(n, bool) or not isinstance(n, (int, str)) or not str(n).isdigit()
+                or isinstance(ms, bool) or not isinstance(ms, (int, float)) or not ms > 0
+                or not isinstance(samples, list) or not all(isinstance(x, (int, float)) and x > 0 for x in samples)):
+            raise Failure(f"{path}: a record of step '{str(r['step'])[:40]}' has a bad step, n, median_ms or samples_ms")
+    return out
 
 
 def key(r):

@@ -6,7 +6,7 @@ All are drawn before any is written, then written together."""
 
 import io
 
-from .common import CEILING_TOOL, ROOT, Failure, UsageError, write_files
+from .common import CEILING_TOOL, ROOT, Failure, UsageError, count_text, write_files
 from .readme import Data
 
 OUT = ROOT / "docs" / "figures"
@@ -79,9 +79,7 @@ def steps(plt, g):
     if g.ceiling:
         ax.axhline(g.ceiling["gbps"], color="black", ls="--", lw=1, label="read ceiling")
     ax.legend(fontsize=8, loc="upper left")
-    n = g.records[0]["n"]
-    ax.set(xlabel="step", ylabel="GB/s",
-           title=f"{g.name}: every step at n = {f'2^{n.bit_length() - 1}' if n & (n - 1) == 0 else n}")
+    ax.set(xlabel="step", ylabel="GB/s", title=f"{g.name}: every step at n = {count_text(g.records[0]['n'])}")
     return fig
 
 

@@ -133,7 +133,10 @@ def variants(session, build, where, first):
 
 
 def newest_cccl():
-    """-DCCCL_DIR=... where the newest CCCL was unpacked into .cccl/ (docs/reference.md says how)."""
+    """-DCCCL_DIR=... from $CCCL_DIR, else where the newest CCCL was unpacked into .cccl/
+    (docs/reference.md says how)."""
+    if os.environ.get("CCCL_DIR"):
+        return [f"-DCCCL_DIR={os.environ['CCCL_DIR']}"]
     cccl = Path(ROOT) / ".cccl" / "nvidia" / "cu13" / "cccl" / "lib" / "cmake" / "cccl"
     return [f"-DCCCL_DIR={cccl}"] if cccl.is_dir() else []
 

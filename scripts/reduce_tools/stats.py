@@ -21,10 +21,11 @@ RESAMPLES = 2000
 SEED = 12345
 
 
-def _median(values):
+def median(values):
+    """The median, or None for no values."""
     values = sorted(values)
     k = len(values)
-    return values[k // 2] if k % 2 else 0.5 * (values[k // 2 - 1] + values[k // 2])
+    return None if not k else values[k // 2] if k % 2 else 0.5 * (values[k // 2 - 1] + values[k // 2])
 
 
 def _ratios_python(old, new, resamples, seed):
@@ -36,7 +37,7 @@ def _ratios_python(old, new, resamples, seed):
         pick_new = pick_old if paired else [rng.randrange(len(new)) for _ in new]
         a = [x for i in pick_old for x in rng.choices(old[i], k=len(old[i]))]
         b = [x for i in pick_new for x in rng.choices(new[i], k=len(new[i]))]
-        out.append(_median(b) / _median(a))
+        out.append(median(b) / median(a))
     return out
 
 
@@ -63,7 +64,7 @@ def ratio_interval(old, new, resamples=RESAMPLES, seed=SEED, level=0.95):
     new = [list(r) for r in new if r]
     if not old or not new:
         return None
-    ratio = _median([x for r in new for x in r]) / _median([x for r in old for x in r])
+    ratio = median([x for r in new for x in r]) / median([x for r in old for x in r])
     draws = sorted((_ratios_numpy if numpy else _ratios_python)(old, new, resamples, seed))
     tail = (1 - level) / 2
     low, high = draws[int(tail * resamples)], draws[min(resamples - 1, int((1 - tail) * resamples))]

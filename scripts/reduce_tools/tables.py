@@ -6,6 +6,7 @@ import io
 import re
 
 from .common import count_text
+from .stats import median
 
 
 def markdown(headers, rows, left=1):
@@ -25,12 +26,6 @@ def text(headers, rows, left=2):
     return "\n".join([line(headers), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
 
 
-def median(values):
-    values = sorted(values)
-    k = len(values)
-    return None if not k else values[k // 2] if k % 2 else 0.5 * (values[k // 2 - 1] + values[k // 2])
-
-
 def ratio_text(x):
     return "-" if not x else f"{x:.0f}x" if x >= 100 else f"{x:.2f}x"
 
@@ -41,12 +36,13 @@ def passed(r):
 
 def speedup_table(records, ceiling=None):
     """(headers, rows): one row per step, in the given order; "vs 01" against step 01 (the textbook
-    tree), "vs prev" against the row before; the CPU column against one CPU time for all rows."""
+    tree; "vs NN" against the first row where 01 is not run), "vs prev" against the row before; the
+    CPU column against one CPU time for all rows."""
     base = next((r for r in records if r["step"].startswith("01_")), records[0])
     cpu = median([r["cpu_ms"] for r in records if r.get("cpu_ms")])
     ceil = (ceiling or {}).get("gbps")
     headers = ["step", "what it teaches", "median ms", "GB/s", "% peak"] + (["% ceiling"] if ceil else []) + \
-              ["vs 1 CPU thread", "vs 01", "vs prev", "check"]
+              ["vs 1 CPU thread", f"vs {base['step'][:2]}", "vs prev", "check"]
     rows, prev = [], None
     for r in records:
         ms = r["median_ms"]

@@ -185,6 +185,15 @@ class Running(TreeCase):
         self.assertEqual(sorted(p.name for p in stale.parent.iterdir()),
                          ["double.json", "float.json", "meta.json", "read_ceiling_16384.json"])
         self.assertOneLine(2, self.suite("measure", "12", "--build-dir", self.root / "build", "--only", "half"))
+        # A partial run never replaces a fuller one: nothing is written, and the records stay.
+        before = self.snapshot()
+        rc, _, err = self.suite("measure", "12", "--build-dir", self.root / "build", "--only", "float", "--out", self.root / "r")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("double.json", err.strip().splitlines()[-1])
+        rc, _, err = self.suite("sweep", "--no-build", "--build-dir", self.root / "build", "--range", "10:10", "--out", self.root / "r")
+        self.assertOneLine(2, (rc, "", err))
+        self.assertIn("--add", err)
+        self.assertEqual(before, self.snapshot())
 
     def test_ab_and_aa(self):
         rc, out, err = self.suite("ab", "01", "02", "--no-build", "--build-dir", self.root / "build", "--rounds", "2", "--iters", "10")
@@ -203,6 +212,14 @@ class Running(TreeCase):
         self.assertNotIn("faster", out)
         rc, out, _ = self.suite("compare", r / "h100" / "progression" / "table.json", r / "h200" / "progression" / "table.json")
         self.assertIn("no samples", out)
+        for bad in ('{"step": "x", "n": [1], "median_ms": 1}', '{"step": "x", "n": 5, "median_ms": 1, "samples_ms": [0]}',
+                    '{"step": "x", "n": "2^5", "median_ms": 1}', '{"step": 7, "n": 5, "median_ms": 1}'):
+            with self.subTest(record=bad):
+                f = self.tmp.parent / "bad.json"
+                f.write_text(bad + "\n")
+                rc, _, err = self.suite("compare", f, f)
+                self.assertOneLine(1, (rc, "", err))
+                self.assertIn("bad.json", err)
 
 
 class BadInput(TreeCase):
@@ -214,7 +231,8 @@ class BadInput(TreeCase):
                  ["ab", "01", "--rounds", BIG], ["ab", "01", "--aa", "--against", "00"], ["compare", "nope", "nope"],
                  ["figures", "--only", ""], ["figures", "--only", "gain_99"], ["lesson", "00", "02"], ["lesson", "00"],
                  ["gpu", "out", "--sanitizer-jobs", BIG], ["gpu", "out", "--parts", ""], ["skips", ""], ["skips", "nowhere"],
-                 ["skips", "--allow", "("], ["runs", "13"], ["bogus"], [], ["readme", "--frobnicate"], ["run", "--steps="]]
+                 ["skips", "--allow", "("], ["runs", "13"], ["bogus"], [], ["readme", "--frobnicate"], ["run", "--steps="],
+                 ["run", "01"], ["run", "--steps", "01", "--out", "x"]]
         for args in cases:
             with self.subTest(args=[str(a)[:12] for a in args]):
                 extra = b if args[:1] in (["run"], ["lecture"], ["sweep"], ["ab"]) else []
@@ -242,6 +260,12 @@ class BadInput(TreeCase):
                 p.wait()
                 self.assertNotIn("Traceback", err)
                 self.assertLessEqual(len(err.strip().splitlines()), 1, err)
+        # stdout closed outright (>&-), not a pipe that closes
+        env = dict(os.environ, REDUCE_ROOT=str(self.root), TMPDIR=str(self.tmp))
+        p = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, str(SUITE), "lesson", "--pairs"],
+                           capture_output=True, text=True, env=env)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(p.returncode, 0, p.stderr)
 
 
 class Small(TreeCase):
