@@ -1,7 +1,6 @@
 #include "harness.cuh"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -71,16 +70,6 @@ std::vector<double> time_runs(int warmup, int iters, L2Flusher& flusher, cudaStr
     ms[i] = t;
   }
   return ms;
-}
-
-double time_cpu(int runs, const std::function<void()>& body) {
-  std::vector<double> ms;
-  for (int k = 0; k < runs; ++k) {
-    const auto t0 = std::chrono::steady_clock::now();
-    body();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return summarize(ms).median;
 }
 
 void add_comparison(Report& r, const std::string& name, const Summary& ms) {

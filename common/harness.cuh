@@ -172,12 +172,6 @@ struct Testbed {
   LaunchShape shape;
 };
 
-// The median milliseconds of `runs` calls of body() on the CPU (0 when runs is 0): a CPU yardstick.
-double time_cpu(int runs, const std::function<void()>& body);
-
-// GB/s of `bytes` read in `ms` milliseconds (0 when ms is not positive): decimal, as every report.
-inline double gbps_of(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e-3) / 1e9 : 0.0; }
-
 // Adds a comparison's fields to a report: <name>_median_ms, _min_ms, _max_ms, <name>_gbps (of the
 // report's bytes) and vs_<name>, the report's speed over the comparison's (its time over ours); the
 // json record keeps its timed samples as <name>_samples_ms. Rivals (below) come through it; a program

@@ -1,7 +1,6 @@
 #include "input.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -158,16 +157,11 @@ Reference reference_sum(const float* x, std::int64_t n) {
 }
 
 double time_cpu_sum(const float* x, std::int64_t n, int runs, float* result) {
-  std::vector<double> ms;
-  for (int r = 0; r < runs; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
+  return time_cpu(runs, [&] {
     float s = 0.0f;
     for (std::int64_t i = 0; i < n; ++i) s += x[i];
-    const auto t1 = std::chrono::steady_clock::now();
     *static_cast<volatile float*>(result) = s;  // keeps the loop alive
-    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-  }
-  return summarize(ms).median;
+  });
 }
 
 double time_cpu_sum_parallel(const float* x, std::int64_t n, int runs, float* result, int* threads) {
@@ -176,17 +170,12 @@ double time_cpu_sum_parallel(const float* x, std::int64_t n, int runs, float* re
 #else
   *threads = 1;
 #endif
-  std::vector<double> ms;
-  for (int r = 0; r < runs; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
+  return time_cpu(runs, [&] {
     float s = 0.0f;
 #pragma omp parallel for simd reduction(+ : s) schedule(static)
     for (std::int64_t i = 0; i < n; ++i) s += x[i];
-    const auto t1 = std::chrono::steady_clock::now();
     *static_cast<volatile float*>(result) = s;
-    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-  }
-  return summarize(ms).median;
+  });
 }
 
 double tolerance_for(std::int64_t n, double abs_sum, double unit_roundoff) {

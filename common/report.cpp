@@ -1,6 +1,7 @@
 #include "report.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -99,10 +100,7 @@ std::string json_string(const std::string& s) {
 }
 
 std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";  // JSON has no NaN or infinity
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  return std::isfinite(v) ? general(v) : "null";  // JSON has no NaN or infinity
 }
 
 std::string exact_text(long long v) { return std::to_string(v); }
@@ -129,6 +127,16 @@ Summary summarize(std::vector<double> samples) {
   return s;
 }
 
+double time_cpu(int runs, const std::function<void()>& body) {
+  std::vector<double> ms;
+  for (int k = 0; k < runs; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return summarize(ms).median;
+}
+
 double theoretical_gbps(int memory_clock_khz, int bus_width_bits) {
   return 2.0 * memory_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9;
 }
@@ -137,7 +145,7 @@ double bytes_read(const Report& r) { return r.bytes > 0 ? r.bytes : static_cast<
 
 void derive_rates(Report& r) {
   const double bytes = bytes_read(r);
-  r.gbps = r.ms.median > 0 ? bytes / (r.ms.median * 1e-3) / 1e9 : 0.0;
+  r.gbps = gbps_of(bytes, r.ms.median);
   r.pct_peak = r.device.peak_gbps > 0 ? 100.0 * r.gbps / r.device.peak_gbps : 0.0;
   r.speedup_vs_cpu = (r.cpu_ms > 0 && r.ms.median > 0) ? r.cpu_ms / r.ms.median : 0.0;
   r.speedup_vs_cpu_parallel = (r.cpu_parallel_ms > 0 && r.ms.median > 0) ? r.cpu_parallel_ms / r.ms.median : 0.0;
@@ -149,13 +157,8 @@ double elements_per_thread(const Report& r) {
 }
 
 std::string format_count(std::int64_t n) {
-  std::string s = std::to_string(n);
-  if (n > 0 && (n & (n - 1)) == 0) {
-    int k = 0;
-    while ((std::int64_t{1} << k) < n) ++k;
-    s += " (2^" + std::to_string(k) + ")";
-  }
-  return s;
+  const std::string power = count_text(n);  // "2^k" for a power of two, else the number again
+  return power == std::to_string(n) ? power : std::to_string(n) + " (" + power + ")";
 }
 
 std::string format_text(const Report& r) {

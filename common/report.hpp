@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -19,6 +20,12 @@ struct Summary {
 // Median (mean of the two middle values for an even count), quartiles (the medians of the lower and
 // upper halves), min and max. Empty input: all zero.
 Summary summarize(std::vector<double> samples);
+
+// The median milliseconds of `runs` calls of body() on the CPU (0 when runs is 0): a CPU yardstick.
+double time_cpu(int runs, const std::function<void()>& body);
+
+// GB/s of `bytes` read in `ms` milliseconds (0 when ms is not positive): decimal, as every report.
+inline double gbps_of(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e-3) / 1e9 : 0.0; }
 
 struct DeviceInfo {
   std::string name;
