@@ -18,10 +18,11 @@ Exit codes: 0 done, 1 a failure or a wrong result, 2 bad usage (one line), 77 no
 """
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 
-from . import bench, compare, figures, gpu, lesson, profile, readme, skips
+from . import __version__, bench, compare, figures, gpu, lesson, profile, readme, skips
 from .common import (ROOT, UsageError, check_can_create, parse_count, parse_int, parse_range, read_beyond, resolve_step,
                      run_main, step_names)
 from .runlist import RunList
@@ -50,6 +51,25 @@ class Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
 
+class Version(argparse.Action):
+    """--version: the suite's version (CMakeLists.txt) and the full commit of this checkout."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, help="print the suite's version and git commit, then exit")
+
+    def __call__(self, parser, *args):
+        here = Path(__file__).resolve().parent.parent.parent
+        try:
+            git = subprocess.run(["git", "-C", str(here), "rev-parse", "--show-toplevel", "HEAD"],
+                                 capture_output=True, text=True, timeout=20)
+            top, commit = (git.stdout.split() + ["", ""])[:2] if git.returncode == 0 else ("", "")
+        except (OSError, subprocess.TimeoutExpired):
+            top, commit = "", ""
+        commit = commit if top and Path(top).resolve() == here else "unknown"  # not another repository's HEAD
+        print(f"suite {__version__} (commit {commit})")
+        parser.exit()
+
+
 def build_options(p):
     p.add_argument("--build-dir", default=str(ROOT / "build" / "release"), help="default build/release")
     p.add_argument("--no-build", action="store_true", help="use the executables as they are")
@@ -61,7 +81,9 @@ def out_option(p, what):
 
 def parser():
     top = Parser(prog="suite", description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1])
-    sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    top.add_argument("--version", action=Version)
+    sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser,
+                             help="one of these; scripts/suite COMMAND --help gives its options")
     p = sub.add_parser("run", help="build, run every step, print the table")
     build_options(p)
     p.add_argument("--n", default="2^26", help="elements (1000, 4K, 16M, 1G, 2^k; default 2^26)")
@@ -77,15 +99,15 @@ def parser():
     p.add_argument("--add", action="store_true", help="keep the points of OUT's sweep.json at other sizes (a sweep in parts)")
     out_option(p, "sweep.json")
     p = sub.add_parser("measure", help="a step beyond the progression: the measure lines of its runs.txt")
-    p.add_argument("step")
-    p.add_argument("--build-dir", default=str(ROOT / "build" / "release"))
+    p.add_argument("step", help="a step of beyond.txt, by number or name (13, 13_segmented)")
+    p.add_argument("--build-dir", default=str(ROOT / "build" / "release"), help="default build/release (never built here)")
     p.add_argument("--n", help="replaces every run's --n")
     p.add_argument("--iters", help="replaces every run's --iters")
     p.add_argument("--only", help="these runs only (NAME,NAME)")
     out_option(p, "the records")
     p = sub.add_parser("ab", help="interleaved A/B of steps against their predecessors (or --against, or --aa itself)")
     build_options(p)
-    p.add_argument("steps", nargs="+")
+    p.add_argument("steps", nargs="+", help="the B side: steps by number or name (07, 07_cooperative_grid)")
     p.add_argument("--against", help="the A side (default: each step's predecessor)")
     p.add_argument("--aa", action="store_true", help="A/A: each step against itself; prints the false-positive rate")
     p.add_argument("--n", help="one size (default: the step's demo n)")
@@ -93,12 +115,13 @@ def parser():
     p.add_argument("--rounds", default="5", help="interleaved rounds (default 5)")
     p.add_argument("--iters", default="30", help="timed runs per record (default 30)")
     p = sub.add_parser("compare", help="two measurements: ratio, bootstrap interval, verdict per point")
-    p.add_argument("old")
-    p.add_argument("new")
+    p.add_argument("old", help="a results folder (results/h200, or a step's folder in it) or a record file")
+    p.add_argument("new", help="the same for the new measurement")
     p.add_argument("--json", action="store_true", help="the rows as JSON")
+    p.add_argument("--across-gpus", action="store_true", help="compare records of different GPUs (refused without it)")
     p = sub.add_parser("profile", help="Nsight Compute: the progression, or a beyond step's profile lines")
-    p.add_argument("step", nargs="?")
-    p.add_argument("--build-dir", default=str(ROOT / "build" / "release"))
+    p.add_argument("step", nargs="?", help="a step of beyond.txt: its profile lines (default: the progression)")
+    p.add_argument("--build-dir", default=str(ROOT / "build" / "release"), help="default build/release (never built here)")
     p.add_argument("--n", default="2^24", help="the progression's n (default 2^24)")
     out_option(p, "profile.csv")
     p = sub.add_parser("readme", help="write every generated block of the READMEs from results/")
@@ -107,8 +130,8 @@ def parser():
     p = sub.add_parser("figures", help="draw docs/figures/ from results/ (matplotlib)")
     p.add_argument("--only", help="these figures only (gain_07_cooperative_grid,sweep_h200)")
     p = sub.add_parser("lesson", help="the diff of two neighbouring steps' kernel files")
-    p.add_argument("a", nargs="?")
-    p.add_argument("b", nargs="?")
+    p.add_argument("a", nargs="?", help="the earlier step, by number or name (06)")
+    p.add_argument("b", nargs="?", help="the later step (07)")
     p.add_argument("--no-comments", action="store_true", help="code only")
     p.add_argument("--stat", action="store_true", help="the count of changed code lines against the budget")
     p.add_argument("--check", action="store_true", help="exit 1 over the budget, 77 while a folder is missing (CTest)")
@@ -118,12 +141,12 @@ def parser():
     p.add_argument("where", nargs="?", help="a build folder (default build/release) or a JUnit file")
     p.add_argument("--allow", help="exit 1 when a reason does not match this regular expression")
     p = sub.add_parser("gpu", help="a GPU machine's whole run: build sm_90, tests, compute-sanitizer, records, logs")
-    p.add_argument("out")
+    p.add_argument("out", help="a folder for the build, results/, logs/ and summary.txt (made once a GPU is seen)")
     p.add_argument("--build-dir", help="default OUT/build")
     p.add_argument("--parts", help=f"comma-separated, of {', '.join(gpu.PARTS)} (default all but ab)")
-    p.add_argument("--sanitizer-jobs", default="4")
+    p.add_argument("--sanitizer-jobs", default="4", help="compute-sanitizer runs at a time (default 4)")
     p = sub.add_parser("runs", help="a step's run list, expanded")
-    p.add_argument("step")
+    p.add_argument("step", help="a step of beyond.txt, by number or name")
     p.add_argument("--cmake", action="store_true", help="the smoke and cli lines as CMake reads them")
     return top
 

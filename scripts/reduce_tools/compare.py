@@ -1,5 +1,5 @@
 """compare OLD NEW: two measurements side by side, each point's time ratio with its bootstrap interval
-and verdict (stats.py). OLD and NEW are each a results folder (results/h200, or one of its step
+and verdict (stats.py); records of different GPUs only with --across-gpus. OLD and NEW are each a results folder (results/h200, or one of its step
 folders) or a record file (table.json, sweep.json, or a beyond step's <NAME>.json). Points are
 matched by step, n and the fields that tell a step's runs apart."""
 
@@ -49,12 +49,17 @@ def key(r):
     return (r["step"], int(r.get("n", 0))) + tuple(str(r.get(k, "")) for k in KEY_FIELDS)
 
 
-def compare(old_path, new_path):
+def compare(old_path, new_path, across_gpus=False):
     old = {key(r): r for r in records_in(old_path)}
     new = {key(r): r for r in records_in(new_path)}
     both = [k for k in new if k in old]
     if not both:
         raise Failure(f"no point of {new_path} matches one of {old_path} (same step, n and run fields)")
+    if not across_gpus:  # a record names its GPU (device); a ratio across GPUs is no gain of the code
+        other = next((k for k in both if old[k].get("device") != new[k].get("device")), None)
+        if other:
+            a, b = (str(r.get("device"))[:40] for r in (old[other], new[other]))
+            raise UsageError(f"OLD was measured on {a!r}, NEW on {b!r} ({other[0]}): give --across-gpus to compare them")
     rows = []
     for k in both:
         a, b = old[k], new[k]
@@ -68,7 +73,7 @@ def compare(old_path, new_path):
 
 
 def main(args):
-    rows = compare(args.old, args.new)
+    rows = compare(args.old, args.new, args.across_gpus)
     if args.json:
         print(json.dumps([dict(zip(("point", "ratio", "low", "high", "verdict"), r)) for r in rows], indent=1))
         return 0

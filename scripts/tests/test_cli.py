@@ -210,7 +210,8 @@ class Running(TreeCase):
         self.assertEqual(rc, 0, err)
         self.assertIn("within noise", out)
         self.assertNotIn("faster", out)
-        rc, out, _ = self.suite("compare", r / "h100" / "progression" / "table.json", r / "h200" / "progression" / "table.json")
+        rc, out, _ = self.suite("compare", r / "h100" / "progression" / "table.json", r / "h200" / "progression" / "table.json",
+                                "--across-gpus")
         self.assertIn("no samples", out)
         for bad in ('{"step": "x", "n": [1], "median_ms": 1}', '{"step": "x", "n": 5, "median_ms": 1, "samples_ms": [0]}',
                     '{"step": "x", "n": "2^5", "median_ms": 1}', '{"step": 7, "n": 5, "median_ms": 1}'):
@@ -248,7 +249,7 @@ class BadInput(TreeCase):
     def test_a_closed_stdout_is_no_traceback(self):
         self.suite("readme")
         (self.root / "01_tree" / "README.md").write_text((self.root / "01_tree" / "README.md").read_text().replace("H200", "X"))
-        for args in (["compare", self.root / "results" / "h200", self.root / "results" / "h100"], ["readme", "--check"],
+        for args in (["compare", self.root / "results" / "h200", self.root / "results" / "h100", "--across-gpus"], ["readme", "--check"],
                      ["lesson", "00", "01"], ["runs", "12"], ["--help"]):
             with self.subTest(args=args[0]):
                 env = dict(os.environ, REDUCE_ROOT=str(self.root), TMPDIR=str(self.tmp))

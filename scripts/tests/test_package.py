@@ -1,0 +1,64 @@
+"""The package as users meet it: python -m reduce_tools, --version, help for every option, compare
+across GPUs, and what run and gpu build."""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+from reduce_tools import __version__, cli
+from tests.fixture import SUITE, TreeCase
+
+REPO = SUITE.parent.parent
+
+
+class Package(unittest.TestCase):
+    def test_module_runs_as_the_script(self):
+        env = dict(os.environ, PYTHONPATH=str(SUITE.parent))
+        got = [subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+               for cmd in ([sys.executable, "-m", "reduce_tools", "runs", "12"], [sys.executable, str(SUITE), "runs", "12"])]
+        self.assertEqual(got[0].returncode, 0, got[0].stderr)
+        self.assertEqual(got[0].stdout, got[1].stdout)
+        self.assertEqual(subprocess.run([sys.executable, "-m", "reduce_tools", "bogus"], env=env, capture_output=True).returncode, 2)
+
+    def test_version_and_commit(self):
+        cmake = (REPO / "CMakeLists.txt").read_text()
+        self.assertIn(f"VERSION {__version__} ", cmake)
+        out = subprocess.run([sys.executable, str(SUITE), "--version"], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertRegex(out.stdout, rf"^suite {re.escape(__version__)} \(commit ([0-9a-f]{{40}}|unknown)\)\n$")
+        with tempfile.TemporaryDirectory() as d:  # outside git: the commit is unknown
+            shutil.copytree(SUITE.parent, Path(d) / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copy(REPO / "CMakeLists.txt", d)
+            out = subprocess.run([sys.executable, "-B", str(Path(d) / "scripts" / "suite"), "--version"],
+                                 capture_output=True, text=True)
+            self.assertEqual(out.stdout, f"suite {__version__} (commit unknown)\n", out.stderr)
+
+    def test_every_option_has_help(self):
+        def actions(p, where):
+            for a in p._actions:
+                yield where, a
+                if isinstance(a, argparse._SubParsersAction):
+                    for name, sub in a.choices.items():
+                        yield from actions(sub, name)
+        for where, a in actions(cli.parser(), "suite"):
+            with self.subTest(command=where, option=a.option_strings or a.dest):
+                self.assertTrue(a.help and a.help != argparse.SUPPRESS)
+
+
+class AcrossGpus(TreeCase):
+    def test_compare_refuses_two_gpus_unless_asked(self):
+        r = self.root / "results"
+        old, new = r / "h100" / "progression" / "table.json", r / "h200" / "progression" / "table.json"
+        rc, out, err = self.suite("compare", old, new)
+        self.assertOneLine(2, (rc, out, err))
+        self.assertIn("--across-gpus", err)
+        self.assertEqual(out, "")
+        rc, out, err = self.suite("compare", old, new, "--across-gpus")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("of 3 points", out)
