@@ -14,8 +14,10 @@ from .common import (CEILING_TOOL, ROOT, Failure, UsageError, count_text, dump_j
 from .runlist import RunList
 
 
-def build(build_dir):
-    """Configures (once) and builds Release; -j from CMAKE_BUILD_PARALLEL_LEVEL, else the cores, at most 8."""
+def build(build_dir, steps, ceiling=True):
+    """Configures build_dir once, as the test workflow does (Release; CMake picks the GPU it sees, else
+    sm_75..sm_90), then builds only the steps to run and the read ceiling, not the tests. -j from
+    CMAKE_BUILD_PARALLEL_LEVEL, else the cores, at most 8."""
     if not shutil.which("cmake"):
         raise Failure("cmake is not on PATH (it builds the suite; --no-build runs what is built)")
     build_dir = Path(build_dir)
@@ -23,7 +25,9 @@ def build(build_dir):
         gen = ["-G", "Ninja"] if shutil.which("ninja") else []
         _cmake(["cmake", "-S", ROOT, "-B", build_dir, *gen, "-DCMAKE_BUILD_TYPE=Release"])
     jobs = [] if os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") else ["--parallel", str(min(os.cpu_count() or 1, 8))]
-    _cmake(["cmake", "--build", build_dir, *jobs])
+    targets = [*dict.fromkeys(steps), *([CEILING_TOOL] if ceiling else [])]
+    progress(f"build: {len(targets)} targets in {build_dir} ({', '.join(targets)})")
+    _cmake(["cmake", "--build", build_dir, *jobs, "--target", *targets])
 
 
 def _cmake(cmd):
@@ -72,7 +76,7 @@ def run(args):
     steps = [s for s, _ in read_steps()]
     chosen = args.steps or steps
     if not args.no_build:
-        build(args.build_dir)
+        build(args.build_dir, chosen)
     exes = [exe_path(args.build_dir, s) for s in chosen]
     for exe in exes:  # every step takes the options after --, before any is timed
         probe(exe, args.extra)
@@ -100,7 +104,7 @@ def lecture(args):
     the same n (the lesson's gain) and the read ceiling there. Writes nothing."""
     steps = read_steps()
     if not args.no_build:
-        build(args.build_dir)
+        build(args.build_dir, [s for s, _ in steps])
     exes = {s: exe_path(args.build_dir, s) for s, _ in steps}
     probe(exes[steps[0][0]])
     start = time.time()
@@ -136,7 +140,7 @@ def lecture(args):
 def sweep(args):
     steps = [s for s, _ in read_steps()]
     if not args.no_build:
-        build(args.build_dir)
+        build(args.build_dir, steps)
     exes = [exe_path(args.build_dir, s) for s in steps]
     first = probe(exes[0])
     memory = first.get("memory_bytes") or float("inf")
@@ -262,9 +266,9 @@ def ab(args):
     --aa the share of points that read "within noise" (the false-positive rate is the rest)."""
     steps = read_steps()
     names = [s for s, _ in steps]
-    if not args.no_build:
-        build(args.build_dir)
     pairs = [(step if args.aa else args.against or names[names.index(step) - 1], step) for step in args.steps]
+    if not args.no_build:
+        build(args.build_dir, [s for p in pairs for s in p], ceiling=False)
     exes = {s: exe_path(args.build_dir, s) for p in pairs for s in p}
     probe(exes[pairs[0][0]])
     sizes = lambda step: args.sizes or [dict(steps)[step]]  # noqa: E731

@@ -62,3 +62,44 @@ class AcrossGpus(TreeCase):
         rc, out, err = self.suite("compare", old, new, "--across-gpus")
         self.assertEqual(rc, 0, err)
         self.assertIn("of 3 points", out)
+
+
+# cmake as the tests see it: logs its arguments; configure writes a cache, a build copies the fake
+# executables of the targets named (the tree's build/bin) into BUILD/bin.
+FAKE_CMAKE = r'''#!/bin/sh
+echo "$*" >> "$CMAKE_LOG"
+if [ "$1" = "--build" ]; then
+  mkdir -p "$2/bin"
+  for t in "$@"; do [ -f "$FAKE_BIN/$t" ] && cp "$FAKE_BIN/$t" "$2/bin/"; done
+else
+  while [ "$1" != "-B" ]; do shift; done
+  mkdir -p "$2" && : > "$2/CMakeCache.txt"
+fi
+'''
+
+
+class Builds(TreeCase):
+    def cmake_calls(self, *args):
+        tools = self.tmp.parent / "tools"
+        tools.mkdir(exist_ok=True)
+        (tools / "cmake").write_text(FAKE_CMAKE)
+        (tools / "cmake").chmod(0o755)
+        log = self.tmp.parent / "cmake.log"
+        log.unlink(missing_ok=True)
+        env = {"PATH": f"{tools}:{os.environ['PATH']}", "CMAKE_LOG": str(log), "FAKE_BIN": str(self.root / "build" / "bin")}
+        rc, out, err = self.suite(*args, env=env)
+        return rc, err, log.read_text().splitlines()
+
+    def test_run_builds_only_what_it_runs(self):
+        b = self.tmp.parent / "b"
+        rc, err, calls = self.cmake_calls("run", "--build-dir", b, "--steps", "00,02")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("-DCMAKE_BUILD_TYPE=Release", calls[0])
+        self.assertRegex(calls[1], rf"^--build {re.escape(str(b))} .*--target 00_atomic 02_fast read_ceiling$")
+        rc, err, calls = self.cmake_calls("run", "--build-dir", b)  # configured once: only the build
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(calls), 1)
+        self.assertTrue(calls[0].endswith("--target 00_atomic 01_tree 02_fast read_ceiling"), calls)
+        rc, err, calls = self.cmake_calls("ab", "02", "--build-dir", b, "--rounds", "1", "--iters", "5")
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(calls[0].endswith("--target 01_tree 02_fast"), calls)
