@@ -12,6 +12,7 @@
 #include "exact_sum.hpp"
 #include "input.hpp"
 #include "order.hpp"
+#include "usage_error.hpp"  // TempFolder
 
 namespace {
 
@@ -83,7 +84,8 @@ TEST(BitsFile, ModelGivesTheCommittedBits) {
 }
 
 TEST(BitsFile, RefusesAMalformedLine) {
-  const std::string path = ::testing::TempDir() + "bad_bits.txt";
+  const TempFolder folder;
+  const std::string path = folder / "bad_bits.txt";
   FILE* f = std::fopen(path.c_str(), "w");
   ASSERT_NE(f, nullptr);
   std::fputs("# comment\nn pattern seed bits value\n5 uniform 1 0x3f80 1\n", f);

@@ -55,14 +55,16 @@ TEST(Quote, ShowsAtMostEightyCharactersThenTheLength) {
 }
 
 TEST(ReadTextFile, ReadsARegularFile) {
-  const std::string dir = temp_dir(), path = dir + "/a.txt";
+  const TempFolder folder;
+  const std::string dir = folder.path(), path = dir + "/a.txt";
   std::ofstream(path) << "0 1 2\n";
   EXPECT_EQ(reduce::read_text_file(path, "--offsets", 100), "0 1 2\n");
   EXPECT_EQ(reduce::read_text_file("/proc/self/status", "--offsets", 1 << 20).rfind("Name:", 0), 0u);
 }
 
 TEST(ReadTextFile, RefusesWhatIsNotARegularFileWithoutBlocking) {
-  const std::string dir = temp_dir(), fifo = dir + "/fifo";
+  const TempFolder folder;
+  const std::string dir = folder.path(), fifo = dir + "/fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   const std::pair<std::string, std::string> cases[] = {
       {fifo, "is a FIFO"},  // no writer: an open without O_NONBLOCK would wait forever
@@ -82,7 +84,8 @@ TEST(ReadTextFile, RefusesWhatIsNotARegularFileWithoutBlocking) {
 TEST(ReadTextFile, AReadErrorSaysSoAndTheSizeIsBounded) {
   const std::string mem = usage_error([] { reduce::read_text_file("/proc/self/mem", "--offsets", 1 << 20); });
   EXPECT_NE(mem.find("cannot read '/proc/self/mem': "), std::string::npos) << mem;
-  const std::string dir = temp_dir(), path = dir + "/big.txt";
+  const TempFolder folder;
+  const std::string dir = folder.path(), path = dir + "/big.txt";
   std::ofstream(path) << std::string(2000, '1');
   const std::string big = usage_error([&] { reduce::read_text_file(path, "--check", 1024); });
   EXPECT_NE(big.find("larger than 1024 bytes"), std::string::npos) << big;
@@ -92,7 +95,8 @@ TEST(ReadTextFile, AReadErrorSaysSoAndTheSizeIsBounded) {
 }
 
 TEST(FileWriter, CreatesAndReplacesARegularFileByRename) {
-  const std::string dir = temp_dir(), path = dir + "/out.txt";
+  const TempFolder folder;
+  const std::string dir = folder.path(), path = dir + "/out.txt";
   {
     reduce::FileWriter w(path, "--write");
     w.commit("one\n");
@@ -123,7 +127,8 @@ TEST(FileWriter, CreatesAndReplacesARegularFileByRename) {
 }
 
 TEST(FileWriter, ASymlinkStaysASymlinkAndItsTargetIsWritten) {
-  const std::string dir = temp_dir(), target = dir + "/target.txt", link = dir + "/link.txt";
+  const TempFolder folder;
+  const std::string dir = folder.path(), target = dir + "/target.txt", link = dir + "/link.txt";
   std::ofstream(target) << "old\n";
   ASSERT_EQ(symlink("target.txt", link.c_str()), 0);
   reduce::FileWriter(link, "--write").commit("new\n");
@@ -154,7 +159,8 @@ TEST(FileWriter, ADeviceIsWrittenInPlaceNeverReplaced) {
 }
 
 TEST(FileWriter, RefusesAFolderAndAFifoWithoutAReader) {
-  const std::string dir = temp_dir(), fifo = dir + "/fifo";
+  const TempFolder folder;
+  const std::string dir = folder.path(), fifo = dir + "/fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_NE(usage_error([&] { reduce::FileWriter(dir, "--write"); }).find("is a folder"), std::string::npos);
   EXPECT_NE(usage_error([&] { reduce::FileWriter(fifo, "--write"); }).find("FIFO that no process reads"), std::string::npos);
@@ -163,6 +169,26 @@ TEST(FileWriter, RefusesAFolderAndAFifoWithoutAReader) {
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
   const std::string bad = usage_error([] { reduce::FileWriter("/nonexistent_folder/x\ny", "--write"); });
   EXPECT_NE(bad.find("cannot write '/nonexistent_folder/x\\ny': "), std::string::npos) << bad;
+}
+
+// The tests' own folders: unique, and gone with everything in them (a link's target stays) when the test ends.
+TEST(TempFolder, IsUniqueAndLeavesNothingBehind) {
+  std::string kept, inside;
+  const TempFolder outside;
+  {
+    const TempFolder a, b;
+    EXPECT_NE(a.path(), b.path());
+    kept = a.path();
+    inside = outside / "kept.txt";
+    std::ofstream(inside) << "stays\n";
+    ASSERT_EQ(mkdir((a / "sub").c_str(), 0700), 0);
+    std::ofstream(a / "sub/x.txt") << "x\n";
+    ASSERT_EQ(mkfifo((a / "fifo").c_str(), 0600), 0);
+    ASSERT_EQ(symlink(inside.c_str(), (a / "link").c_str()), 0);
+  }
+  struct stat st {};
+  EXPECT_NE(lstat(kept.c_str(), &st), 0) << kept << " is still there";
+  EXPECT_EQ(slurp(inside), "stays\n");
 }
 
 // Lost output: stdout on /dev/full is found at the flush, with the reason.

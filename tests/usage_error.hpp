@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 #include <gtest/gtest.h>
 
@@ -20,9 +22,22 @@ std::string usage_error(F f) {
   return "";
 }
 
-// A new empty folder under the test's temporary folder.
-inline std::string temp_dir() {
-  std::string t = ::testing::TempDir() + "files_XXXXXX";
-  EXPECT_NE(mkdtemp(t.data()), nullptr);
-  return t;
-}
+// A new empty folder of a unique name under the test's temporary folder, removed with everything in it
+// when the test ends: concurrent runs never share a file, and no run leaves one behind.
+class TempFolder {
+ public:
+  TempFolder() : path_(::testing::TempDir() + "reduce_test_XXXXXX") {
+    if (mkdtemp(path_.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed under " << ::testing::TempDir();
+  }
+  ~TempFolder() {
+    std::error_code ignored;  // a destructor cannot fail the test; links inside are removed, not followed
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};

@@ -19,7 +19,8 @@ std::string read_error(const std::string& path) {
 }
 
 TEST(OffsetsFile, RefusesWhatIsNotARegularFileAtOnce) {
-  const std::string dir = temp_dir(), fifo = dir + "/fifo";
+  const TempFolder folder;
+  const std::string dir = folder.path(), fifo = dir + "/fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   const std::pair<std::string, std::string> cases[] = {
       {fifo, "is a FIFO"},                      // no writer: it must not wait for one
@@ -37,7 +38,8 @@ TEST(OffsetsFile, RefusesWhatIsNotARegularFileAtOnce) {
 }
 
 TEST(OffsetsFile, ABadTokenIsQuotedAndBounded) {
-  const std::string dir = temp_dir(), path = dir + "/offsets.txt";
+  const TempFolder folder;
+  const std::string dir = folder.path(), path = dir + "/offsets.txt";
   std::ofstream(path) << "0 5 " << std::string(10 * 1000 * 1000, '7') << "x\n";  // a 10 MB token
   const std::string big = read_error(path);
   EXPECT_NE(big.find("(entry 2) is not an integer"), std::string::npos) << big.substr(0, 300);
@@ -57,7 +59,8 @@ TEST(OffsetsFile, ABadTokenIsQuotedAndBounded) {
 }
 
 TEST(OffsetsFile, ReadsSignsAndAnyWhiteSpace) {
-  const std::string dir = temp_dir(), path = dir + "/offsets.txt";
+  const TempFolder folder;
+  const std::string dir = folder.path(), path = dir + "/offsets.txt";
   std::ofstream(path) << "\t0\r\n+3 \v 7\f-1";
   EXPECT_EQ(seg::read_offsets(path), (seg::Offsets{0, 3, 7, -1}));
   std::ofstream(path) << "0 +-3";

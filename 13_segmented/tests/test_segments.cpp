@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "segments.hpp"
+#include "usage_error.hpp"  // TempFolder
 
 namespace {
 
@@ -47,13 +48,13 @@ TEST(SegmentedOffsets, AcceptsEmptySegmentsAndAnOffsetStart) {
 }
 
 TEST(SegmentedOffsets, ReadsAFile) {
-  const std::string path = ::testing::TempDir() + "seg_offsets.txt";
+  const TempFolder folder;
+  const std::string path = folder / "seg_offsets.txt";
   std::ofstream(path) << "0 3\n3\n  8589934592\n";
   EXPECT_EQ(seg::read_offsets(path), (Offsets{0, 3, 3, std::int64_t{1} << 33}));
   std::ofstream(path) << "0 3 x\n";
   EXPECT_THROW(seg::read_offsets(path), reduce::UsageError);
   EXPECT_THROW(seg::read_offsets(path + ".missing"), reduce::UsageError);
-  std::remove(path.c_str());
 }
 
 // Lengths of every segment but the last (which takes what is left) must lie in [lo, hi].
