@@ -1,5 +1,5 @@
 """gpu OUT: the whole GPU session in one command. Builds a fresh Release tree for sm_90 with Ninja
--j16 in BUILD (default OUT/build), runs every test (ctest, each GPU test on its own; "huge", the tests
+in BUILD (default OUT/build; -j from CMAKE_BUILD_PARALLEL_LEVEL, else every core), runs every test (ctest, each GPU test on its own; "huge", the tests
 that need most of the GPU's memory, one at a time after the others), compute-sanitizer
 (memcheck, racecheck, synccheck, initcheck) over every progression step at n = 1 and 100003 and every
 `sanitize` line of the steps' runs.txt, then the table, the sweep, each beyond step's measured runs,
@@ -8,19 +8,21 @@ and each part's log under OUT/logs/; OUT/summary.txt holds one line per part. --
 (each command of a GPU machine may have to stay short: give --build-dir outside OUT to keep the build
 between calls, and the same OUT, whose check.json gathers the parts run at one commit); "ab" (not run
 by default) is the A/A experiment at 20 sizes and 06-10 against their predecessors at their demo n,
-logged in logs/ab_aa.log and logs/ab_06_10.log. Nothing is made before a GPU is seen."""
+logged in logs/ab_aa.log and logs/ab_06_10.log. Nothing is made before a GPU is seen. Progress (each
+part as it starts, each sanitizer run as it ends) goes to stderr; stdout gets the summary's lines."""
 
 import concurrent.futures
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 from .bench import probe
 from .common import (ROOT, SANITIZE_N, Failure, NoGpu, UsageError, dump_json, git_commit, gpu_count, gpu_folder, read_beyond,
-                     meta_of, read_json, step_names, today, write_files)
+                     meta_of, progress, read_json, step_names, today, write_files)
 from .runlist import SANITIZERS, RunList
 
 PARTS = ("build", "tests", "huge", "sanitizer", "table", "sweep", "measure", "profile", "variants", "ab")
@@ -42,6 +44,7 @@ class Session:
         print(line, flush=True)
 
     def part(self, name, cmd, **kw):
+        progress(f"{name}: running (logs/{name}.log)")
         start = time.time()
         with open(self.logs / f"{name}.log", "w") as log:
             rc = subprocess.run([str(c) for c in cmd], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, **kw).returncode
@@ -75,10 +78,15 @@ def sanitizer_runs(build):
 def sanitize(session, jobs):
     runs = sanitizer_runs(session.build)
     start = time.time()
+    progress(f"compute-sanitizer: {len(runs)} runs, {jobs} at a time")
+    lock, finished = threading.Lock(), [0]
 
     def one(item):
         label, cmd = item
         p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+        with lock:  # one whole line per run
+            finished[0] += 1
+            progress(f"compute-sanitizer [{finished[0]}/{len(runs)}] {label}: {'clean' if p.returncode == 0 else f'exit {p.returncode}'}")
         return label, p.returncode, f"=== {label}\n{p.stdout}{p.stderr}"
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         done = list(pool.map(one, runs))
@@ -155,7 +163,8 @@ def main(args):
     if "build" in parts:
         rc = s.part("configure", ["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                                   "-DCMAKE_CUDA_ARCHITECTURES=90", "-DREDUCE_GPU_TESTS=each", "-DREDUCE_BUILD_PERF=ON", *newest_cccl()])
-        if rc != 0 or s.part("build", ["cmake", "--build", build, "-j16"]) != 0:
+        jobs = [] if os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") else ["--parallel", str(os.cpu_count() or 1)]
+        if rc != 0 or s.part("build", ["cmake", "--build", build, *jobs]) != 0:
             raise Failure(f"the build failed (see {s.logs})")
     check = {}
     with concurrent.futures.ThreadPoolExecutor(1) as pool:  # the sanitizer beside the tests: neither is timed

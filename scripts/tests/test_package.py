@@ -75,20 +75,43 @@ else
   while [ "$1" != "-B" ]; do shift; done
   mkdir -p "$2" && : > "$2/CMakeCache.txt"
 fi
+exit 0
 '''
 
 
 class Builds(TreeCase):
-    def cmake_calls(self, *args):
+    def cmake_calls(self, *args, env=None):
+        """scripts/suite with a fake cmake, nvidia-smi (one GPU) and compute-sanitizer (clean) on PATH:
+        its exit code, stderr and cmake's calls."""
         tools = self.tmp.parent / "tools"
         tools.mkdir(exist_ok=True)
-        (tools / "cmake").write_text(FAKE_CMAKE)
-        (tools / "cmake").chmod(0o755)
+        for name, text in (("cmake", FAKE_CMAKE), ("nvidia-smi", "#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: x)'\n"),
+                           ("compute-sanitizer", "#!/bin/sh\nexit 0\n")):
+            (tools / name).write_text(text)
+            (tools / name).chmod(0o755)
         log = self.tmp.parent / "cmake.log"
         log.unlink(missing_ok=True)
-        env = {"PATH": f"{tools}:{os.environ['PATH']}", "CMAKE_LOG": str(log), "FAKE_BIN": str(self.root / "build" / "bin")}
+        env = {"PATH": f"{tools}:{os.environ['PATH']}", "CMAKE_LOG": str(log), "FAKE_BIN": str(self.root / "build" / "bin"),
+               **(env or {})}
         rc, out, err = self.suite(*args, env=env)
-        return rc, err, log.read_text().splitlines()
+        return rc, err, log.read_text().splitlines() if log.exists() else []
+
+    def test_gpu_shows_progress_and_takes_the_parallel_level(self):
+        out = self.tmp.parent / "out"
+        rc, err, calls = self.cmake_calls("gpu", out, "--parts", "build")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("configure: running", err)
+        self.assertIn("build: running", err)
+        self.assertTrue(calls[1].endswith(f"--parallel {os.cpu_count()}"), calls)
+        rc, err, calls = self.cmake_calls("gpu", out, "--parts", "build", env={"CMAKE_BUILD_PARALLEL_LEVEL": "3"})
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(calls[1], f"--build {out / 'build'}")  # cmake reads the level itself
+        rc, err, _ = self.cmake_calls("gpu", out, "--parts", "sanitizer", "--build-dir", self.root / "build")
+        self.assertEqual(rc, 0, err)
+        lines = [x for x in err.splitlines() if x.startswith("compute-sanitizer [")]
+        self.assertEqual(len(lines), 28, err)  # 3 steps x 4 tools x 2 sizes, and 12_types' sanitize line x 4 tools
+        self.assertIn("compute-sanitizer [28/28] ", err)
+        self.assertTrue(all(x.endswith(": clean") for x in lines), lines)
 
     def test_run_builds_only_what_it_runs(self):
         b = self.tmp.parent / "b"
