@@ -1,15 +1,20 @@
 #include "files.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <iterator>
+#include <mutex>
 
 #include "options.hpp"  // UsageError
 
@@ -80,6 +85,84 @@ std::string folder_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The temporary files an interrupt must not leave behind: SIGINT, SIGTERM or SIGHUP arriving before
+// commit() renames a file or the destructor removes it ends the process without running either. A
+// signal handler may call only async-signal-safe functions, so the paths live in fixed buffers, each
+// published by a lock-free flag, and the handler does nothing but unlink() them and re-raise.
+struct PendingTemp {
+  std::atomic<bool> claimed{false};  // a FileWriter owns the slot
+  std::atomic<bool> armed{false};    // the handler removes `path`
+  char path[PATH_MAX];
+};
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler reads these flags");
+PendingTemp pending[16];  // writers open at once (one per --write option); more go unprotected
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction previous[NSIG];
+
+extern "C" void remove_temps_and_reraise(int sig) {
+  const int saved = errno;
+  for (PendingTemp& t : pending)
+    if (t.armed.load()) unlink(t.path);
+  // The action before ours (by default: end the process, with the signal as its status, so the shell
+  // and the caller see an interrupt, not an exit code). It runs when this handler returns.
+  sigaction(sig, &previous[sig], nullptr);
+  raise(sig);
+  errno = saved;
+}
+
+// Installs the handler where the signal still has another action (each writer checks: a program may set
+// its own actions between writers). The action it replaces is kept for the handler to pass the signal on.
+void install_cleanup_handler() {
+  static std::mutex mutex;
+  const std::lock_guard<std::mutex> lock(mutex);
+  struct sigaction ours {};
+  ours.sa_handler = remove_temps_and_reraise;
+  sigemptyset(&ours.sa_mask);
+  for (int sig : kCleanupSignals) sigaddset(&ours.sa_mask, sig);  // one handler at a time
+  ours.sa_flags = SA_RESTART;
+  for (int sig : kCleanupSignals) {
+    struct sigaction now {};
+    if (sigaction(sig, nullptr, &now) != 0 || now.sa_handler == remove_temps_and_reraise) continue;
+    // An ignored signal (nohup, a background job) stays ignored: it ends nothing, so nothing is left.
+    if (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_IGN) continue;
+    previous[sig] = now;
+    sigaction(sig, &ours, nullptr);
+  }
+}
+
+// The handler no longer removes the slot's file (renamed or removed already); the slot is free again.
+void release_temp(int& slot) {
+  if (slot < 0) return;
+  pending[slot].armed.store(false);
+  pending[slot].claimed.store(false);
+  slot = -1;
+}
+
+// Creates the temporary file beside target (mkstemp) with its path armed for the handler, before the
+// file exists: no moment holds a file the handler would not remove. The name carries the process id,
+// so a name the handler sees while mkstemp still tries candidates is never another process's file.
+// Returns the descriptor (or -1, errno set) and the path; slot is -1 when every slot is taken.
+int make_temp(const std::string& target, std::string& path, int& slot) {
+  path = folder_of(target) + "/.reduce-write-" + std::to_string(getpid()) + "-XXXXXX";
+  slot = -1;
+  install_cleanup_handler();
+  for (int i = 0; i < static_cast<int>(std::size(pending)) && path.size() < PATH_MAX; ++i) {
+    bool free = false;
+    if (!pending[i].claimed.compare_exchange_strong(free, true)) continue;
+    slot = i;
+    std::memcpy(pending[i].path, path.c_str(), path.size() + 1);
+    pending[i].armed.store(true);
+    break;
+  }
+  char* name = slot >= 0 ? pending[slot].path : path.data();
+  const int fd = mkstemp(name);
+  const int error = errno;
+  path = name;
+  if (fd < 0) release_temp(slot);
+  errno = error;
+  return fd;
 }
 
 }  // namespace
@@ -178,8 +261,8 @@ FileWriter::FileWriter(const std::string& path, const std::string& option) : pat
     umask(mode);
     mode = 0666 & ~mode;
   }
-  std::string temp = folder_of(target_) + "/.reduce-write-XXXXXX";
-  fd_ = mkstemp(temp.data());
+  std::string temp;
+  fd_ = make_temp(target_, temp, slot_);
   if (fd_ < 0) throw cannot(errno);
   temp_ = temp;
   // The replacement keeps the file's owner where allowed (root writing another's file) and its mode.
@@ -189,7 +272,8 @@ FileWriter::FileWriter(const std::string& path, const std::string& option) : pat
 
 FileWriter::~FileWriter() {
   if (fd_ >= 0) close(fd_);
-  if (!temp_.empty()) unlink(temp_.c_str());
+  if (!temp_.empty()) unlink(temp_.c_str());  // then released: an interrupt in between finds it gone
+  release_temp(slot_);
 }
 
 void FileWriter::commit(const std::string& text) {
@@ -204,6 +288,7 @@ void FileWriter::commit(const std::string& text) {
   if (temp_.empty()) return;
   if (std::rename(temp_.c_str(), target_.c_str()) != 0) throw fail(errno);
   temp_.clear();
+  release_temp(slot_);
   // The rename reaches the disk with the folder's own fsync (best effort: some file systems refuse it).
   const Fd folder{open(folder_of(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
   if (folder.fd >= 0) fsync(folder.fd);

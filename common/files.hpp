@@ -34,6 +34,9 @@ std::string read_text_file(const std::string& path, const std::string& option, s
 //   a symlink                      resolved: its target is handled as below, and the link stays a link;
 //   a character device or a FIFO   written in place (/dev/null, /dev/stdout), never replaced;
 //   a folder, a block device, a socket, a dangling link: refused with the reason.
+// The temporary file (.reduce-write-PID-XXXXXX) never outlives the writer: the destructor removes it when
+// commit() did not rename it, and SIGINT, SIGTERM or SIGHUP removes it before the signal's own action
+// (by default the end of the process, as if no handler were there; a signal ignored stays ignored).
 class FileWriter {
  public:
   FileWriter(const std::string& path, const std::string& option);
@@ -47,6 +50,7 @@ class FileWriter {
   std::string target_;  // where the text goes: the path, or a symlink's resolved target
   std::string option_;
   std::string temp_;    // the temporary file beside target_; "" when written in place
+  int slot_ = -1;       // where the signal handler finds temp_ (files.cpp); -1: none
   int fd_ = -1;         // the temporary file, or the device or FIFO opened in place
 };
 

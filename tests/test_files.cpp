@@ -2,15 +2,20 @@
 // a regular file and never block; writes that replace only a regular file; lost stdout detected.
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "files.hpp"
 #include "options.hpp"
@@ -23,6 +28,18 @@ using reduce::quote;
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The names in a folder (hidden ones too, the temporary files among them), sorted.
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (const dirent* e = readdir(d))
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") names.push_back(e->d_name);
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 TEST(Quote, EscapesControlBytesAndBytesThatAreNotUtf8) {
@@ -118,12 +135,7 @@ TEST(FileWriter, CreatesAndReplacesARegularFileByRename) {
     reduce::FileWriter abandoned(path, "--write");  // no commit: the file stays, no temporary is left
   }
   EXPECT_EQ(slurp(path), "two\n");
-  int entries = 0;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (const dirent* e = readdir(d)) entries += e->d_name[0] != '.' || std::string(e->d_name).size() > 2;
-    closedir(d);
-  }
-  EXPECT_EQ(entries, 1) << "a temporary file was left in " << dir;
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"out.txt"}) << "a temporary file was left in " << dir;
 }
 
 TEST(FileWriter, ASymlinkStaysASymlinkAndItsTargetIsWritten) {
@@ -169,6 +181,50 @@ TEST(FileWriter, RefusesAFolderAndAFifoWithoutAReader) {
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
   const std::string bad = usage_error([] { reduce::FileWriter("/nonexistent_folder/x\ny", "--write"); });
   EXPECT_NE(bad.find("cannot write '/nonexistent_folder/x\\ny': "), std::string::npos) << bad;
+}
+
+// SIGINT or SIGTERM while files are being written (before commit): the process ends by that signal, as
+// without a handler, the old file is untouched, and no temporary file is left beside either target.
+// "fast": the child is a fork, so it writes in the folder the parent then looks into.
+TEST(FileWriterDeathTest, AnInterruptLeavesNoTemporaryFile) {
+  GTEST_FLAG_SET(death_test_style, "fast");
+  for (const int sig : {SIGINT, SIGTERM}) {
+    const TempFolder folder;
+    const std::string old_file = folder / "old.txt", new_file = folder / "new.txt";
+    std::ofstream(old_file) << "old\n";
+    EXPECT_EXIT(
+        {
+          reduce::FileWriter replace(old_file, "--write");
+          reduce::FileWriter create(new_file, "--write-cases");
+          if (names_in(folder.path()).size() != 3) std::exit(3);  // both temporary files exist
+          kill(getpid(), sig);  // process-directed, as ^C or kill sends it
+          sleep(10);
+          std::exit(4);
+        },
+        testing::KilledBySignal(sig), "")
+        << strsignal(sig);
+    EXPECT_EQ(names_in(folder.path()), std::vector<std::string>{"old.txt"}) << strsignal(sig);
+    EXPECT_EQ(slurp(old_file), "old\n");
+  }
+}
+
+// A signal the process was started with ignored (nohup, a background job) stays ignored.
+TEST(FileWriterDeathTest, AnIgnoredSignalStaysIgnored) {
+  GTEST_FLAG_SET(death_test_style, "fast");
+  const TempFolder folder;
+  EXPECT_EXIT(
+      {
+        signal(SIGHUP, SIG_IGN);
+        {
+          reduce::FileWriter w(folder / "out.txt", "--write");
+          kill(getpid(), SIGHUP);
+          w.commit("done\n");
+        }
+        std::exit(0);  // no unwinding: the parent's folder stays for it to look into
+      },
+      testing::ExitedWithCode(0), "");
+  EXPECT_EQ(slurp(folder / "out.txt"), "done\n");
+  EXPECT_EQ(names_in(folder.path()), std::vector<std::string>{"out.txt"});
 }
 
 // The tests' own folders: unique, and gone with everything in them (a link's target stays) when the test ends.
