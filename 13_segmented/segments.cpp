@@ -97,35 +97,46 @@ std::int64_t equal_length(const Offsets& o) {
   return len;
 }
 
-void validate_offsets(const Offsets& o, std::int64_t n) {
+namespace {
+
+// Refuses offsets[s] (reduce::UsageError, one line) when it breaks a rule given the entries before it.
+void check_entry(const Offsets& o, std::size_t s, std::int64_t n) {
   auto fail = [](const std::string& what) { throw reduce::UsageError("bad offsets: " + what); };
-  if (o.empty()) fail("no entries (S segments need S + 1 offsets; S = 0 needs one)");
-  if (o[0] < 0) fail("offsets[0] = " + std::to_string(o[0]) + " is negative");
-  for (std::size_t s = 0; s + 1 < o.size(); ++s)
-    if (o[s + 1] < o[s])
-      fail("not monotone: offsets[" + std::to_string(s + 1) + "] = " + std::to_string(o[s + 1]) + " < offsets[" +
-           std::to_string(s) + "] = " + std::to_string(o[s]));
-  if (o.back() > n)
-    fail("offsets[" + std::to_string(o.size() - 1) + "] = " + std::to_string(o.back()) + " is beyond n = " +
-         std::to_string(n));
+  if (s == 0 && o[0] < 0) fail("offsets[0] = " + std::to_string(o[0]) + " is negative");
+  if (s > 0 && o[s] < o[s - 1])
+    fail("not monotone: offsets[" + std::to_string(s) + "] = " + std::to_string(o[s]) + " < offsets[" +
+         std::to_string(s - 1) + "] = " + std::to_string(o[s - 1]));
+  if (o[s] > n) fail("offsets[" + std::to_string(s) + "] = " + std::to_string(o[s]) + " is beyond n = " + std::to_string(n));
 }
 
-Offsets read_offsets(const std::string& path) {
-  const std::string text = reduce::read_text_file(path, "--offsets", kMaxOffsetsFileBytes);
-  const char* const space = " \t\n\r\v\f";
+}  // namespace
+
+void validate_offsets(const Offsets& o, std::int64_t n) {
+  if (o.empty()) throw reduce::UsageError("bad offsets: no entries (S segments need S + 1 offsets; S = 0 needs one)");
+  for (std::size_t s = 0; s < o.size(); ++s) check_entry(o, s, n);
+}
+
+Offsets read_offsets(const std::string& path, std::int64_t n) {
   Offsets o;
-  for (std::size_t at = text.find_first_not_of(space); at != std::string::npos; at = text.find_first_not_of(space, at)) {
-    const std::size_t end = std::min(text.find_first_of(space, at), text.size());
-    const char* first = text.data() + at + (text[at] == '+');  // "+5" as "5"; from_chars takes only '-'
+  // Each entry is checked as it is read: the first bad one is refused at once, however long the file.
+  reduce::for_each_word(path, "--offsets", kMaxOffsetsFileBytes, kMaxOffsetChars, [&](const reduce::Word& w) {
+    const std::string_view t = w.text;
+    const char* first = t.data() + (t[0] == '+');  // "+5" as "5"; from_chars takes only '-'
+    const char* const end = t.data() + t.size();
     std::int64_t v = 0;
-    const auto [stop, ec] = std::from_chars(first, text.data() + end, v);
-    if (ec != std::errc{} || stop != text.data() + end || first == text.data() + end || (text[at] == '+' && *first == '-'))
-      throw reduce::UsageError("--offsets: " + reduce::quote(std::string_view(text).substr(at, end - at)) + " in " +
-                               reduce::quote(path) + " (entry " + std::to_string(o.size()) +
+    const auto [stop, ec] = std::from_chars(first, end, v);
+    if (w.cut || ec != std::errc{} || stop != end || first == end || (t[0] == '+' && *first == '-'))
+      throw reduce::UsageError("--offsets: " +
+                               (w.cut ? reduce::quote(t.substr(0, 16)) + "... (over " + std::to_string(kMaxOffsetChars) + " bytes)"
+                                      : reduce::quote(t)) +
+                               " in " + reduce::quote(path) + " (entry " + std::to_string(w.index) +
                                ") is not an integer of 64 bits");
+    if (w.index >= kMaxOffsets)
+      throw reduce::UsageError("--offsets: " + reduce::quote(path) + " holds more than " + std::to_string(kMaxOffsets) +
+                               " offsets, the most --offsets reads");
     o.push_back(v);
-    at = end;
-  }
+    check_entry(o, o.size() - 1, n);
+  });
   return o;
 }
 
@@ -193,7 +204,7 @@ void check_options(const reduce::Options& opt) {
   }
   if (!opt.has("--offsets")) return;
   if (opt.has("--segments")) throw reduce::UsageError("--offsets replaces --segments: give one of them");
-  validate_offsets(read_offsets(opt.extra.at("--offsets")), opt.n);
+  validate_offsets(read_offsets(opt.extra.at("--offsets"), opt.n), opt.n);
 }
 
 Layout layout_of(const reduce::Options& opt) {
@@ -202,7 +213,7 @@ Layout layout_of(const reduce::Options& opt) {
   l.fixed = opt.has("--segment-size") ? *reduce::parse_count(opt.extra.at("--segment-size")) : 0;
   l.offsets = l.fixed > 0      ? fixed_offsets(opt.n, l.fixed)
               : file.empty() ? make_offsets(opt.extra.at("--segments"), opt.n, opt.seed)
-                             : read_offsets(file);
+                             : read_offsets(file, opt.n);
   validate_offsets(l.offsets, opt.n);
   l.distribution = l.fixed > 0     ? "fixed:" + std::to_string(l.fixed)
                    : file.empty() ? opt.extra.at("--segments")

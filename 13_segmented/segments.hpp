@@ -39,12 +39,17 @@ std::int64_t equal_length(const Offsets& offsets);
 // message naming the first bad entry.
 void validate_offsets(const Offsets& offsets, std::int64_t n);
 
-// Reads offsets from a text file: S + 1 integers separated by white space. Throws reduce::UsageError
-// (one line, the path and any bad token quoted) for what is not a regular file (a folder, a FIFO, a
-// device: reading it could block or never end), a file over kMaxOffsetsFileBytes, a read error, or a
-// token that is not a 64-bit integer; validate_offsets() checks the values.
+// Reads offsets for n floats from a text file: S + 1 integers separated by white space, streamed and
+// checked as they are read, so the first bad entry is refused at once however long the file. Throws
+// reduce::UsageError (one line, the path and any bad token quoted) for what is not a regular file (a
+// folder, a FIFO, a device: reading it could block or never end), a file over kMaxOffsetsFileBytes or
+// of more than kMaxOffsets entries, a read error, a token that is not a 64-bit integer (one longer than
+// kMaxOffsetChars at its next byte), and an entry validate_offsets() refuses; an empty file gives no
+// entries (validate_offsets() then says so).
 constexpr std::int64_t kMaxOffsetsFileBytes = std::int64_t{1} << 30;  // 1 GiB of text: ~10^8 offsets
-Offsets read_offsets(const std::string& path);
+constexpr std::int64_t kMaxOffsets = (std::int64_t{1} << 27) + 1;     // 2^27 segments: 1 GiB of offsets
+constexpr std::size_t kMaxOffsetChars = 64;  // "-9223372036854775808" is 20, with room for leading zeros
+Offsets read_offsets(const std::string& path, std::int64_t n);
 
 // The double-precision reference of segment [a, b) and the suite's rule applied to it: exact for the
 // int pattern, else |gpu - ref| <= reduce::tolerance_for(b - a, sum |x|). NaN never passes.

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <mutex>
@@ -195,7 +196,11 @@ std::string quote(std::string_view v, std::size_t limit) {
   return out;
 }
 
-std::string read_text_file(const std::string& path, const std::string& option, std::int64_t max_bytes) {
+namespace {
+
+// The file an option names, handed to take() in pieces as it is read (read_text_file's checks and bound).
+void read_pieces(const std::string& path, const std::string& option, std::int64_t max_bytes,
+                 const std::function<void(std::string_view)>& take) {
   const std::string name = option + ": " + quote(path);
   auto cannot = [&](int error) { return UsageError(option + ": cannot read " + quote(path) + ": " + std::strerror(error)); };
   // O_NONBLOCK: opening a FIFO that no one writes returns at once (fstat below then refuses it).
@@ -212,17 +217,45 @@ std::string read_text_file(const std::string& path, const std::string& option, s
   const std::string too_large = name + " is larger than " + size_text(max_bytes) + ", the most " + option + " reads";
   if (st.st_size > max_bytes) throw UsageError(too_large);
   // The size fstat gives is a hint only (a /proc file says 0): the reads stop one byte past the limit.
-  std::string text;
+  std::int64_t total = 0;
   char buffer[1 << 16];
   for (;;) {
     const ssize_t k = read(in.fd, buffer, sizeof buffer);
     if (k < 0 && errno == EINTR) continue;
     if (k < 0) throw cannot(errno);
     if (k == 0) break;
-    if (static_cast<std::int64_t>(text.size()) + k > max_bytes) throw UsageError(too_large);
-    text.append(buffer, static_cast<std::size_t>(k));
+    if ((total += k) > max_bytes) throw UsageError(too_large);
+    take(std::string_view(buffer, static_cast<std::size_t>(k)));
   }
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path, const std::string& option, std::int64_t max_bytes) {
+  std::string text;
+  read_pieces(path, option, max_bytes, [&](std::string_view piece) { text.append(piece); });
   return text;
+}
+
+void for_each_word(const std::string& path, const std::string& option, std::int64_t max_bytes, std::size_t max_word,
+                   const std::function<void(const Word&)>& take) {
+  std::string word;
+  std::int64_t index = 0;
+  bool skipping = false;  // the rest of a word already handed over as cut
+  auto end_word = [&] {
+    if (!word.empty() && !skipping) take(Word{word, index, false});
+    index += !word.empty();
+    word.clear();
+    skipping = false;
+  };
+  read_pieces(path, option, max_bytes, [&](std::string_view piece) {
+    for (const char c : piece) {
+      if (c == ' ' || (c >= '\t' && c <= '\r')) end_word();  // " \t\n\v\f\r", as isspace in the C locale
+      else if (word.size() < max_word) word += c;
+      else if (!skipping) skipping = true, take(Word{word, index, true});
+    }
+  });
+  end_word();
 }
 
 FileWriter::FileWriter(const std::string& path, const std::string& option) : path_(path), target_(path), option_(option) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -26,6 +27,18 @@ class OutputError : public std::runtime_error {
 // `max_bytes`, and a read error ("cannot read 'PATH': Input/output error"). The open never blocks
 // (O_NONBLOCK), and what is read is bounded even where the size is not known first (/proc files).
 std::string read_text_file(const std::string& path, const std::string& option, std::int64_t max_bytes);
+
+// The same file read as words (runs of bytes between white space: space, \t, \n, \v, \f, \r), each
+// handed to take() as soon as it ends, so that a caller refusing a word (by throwing) does so at once,
+// not after reading a gigabyte; memory stays bounded by max_word. A word longer than max_word bytes is
+// handed over at its (max_word + 1)-th byte, cut to its first max_word, and the rest of it is skipped.
+struct Word {
+  std::string_view text;  // valid during the call only
+  std::int64_t index;     // 0 for the file's first word
+  bool cut;               // longer than max_word: text is its beginning
+};
+void for_each_word(const std::string& path, const std::string& option, std::int64_t max_bytes, std::size_t max_word,
+                   const std::function<void(const Word&)>& take);
 
 // The file an option writes, decided before any work so that a path that cannot be written is refused at
 // once (UsageError, exit 2), and written by commit() (OutputError, exit 1, when the write fails):

@@ -111,6 +111,20 @@ TEST(ReadTextFile, AReadErrorSaysSoAndTheSizeIsBounded) {
   EXPECT_NE(proc.find("larger than 16 bytes"), std::string::npos) << proc;
 }
 
+// Words as the file is read: numbered, split on any white space, a long one handed over cut (once).
+TEST(ForEachWord, NumbersWordsAndCutsALongOne) {
+  const TempFolder folder;
+  const std::string path = folder / "words.txt";
+  std::ofstream(path) << "\ta  bb\r\n" << std::string(100000, 'x') << "\vccc\f";
+  std::vector<std::string> seen;
+  reduce::for_each_word(path, "--words", 1 << 20, 8, [&](const reduce::Word& w) {
+    seen.push_back(std::to_string(w.index) + (w.cut ? "cut:" : ":") + std::string(w.text));
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"0:a", "1:bb", "2cut:xxxxxxxx", "3:ccc"}));
+  const std::string msg = usage_error([&] { reduce::for_each_word(path, "--words", 1000, 8, [](const reduce::Word&) {}); });
+  EXPECT_NE(msg.find("larger than 1000 bytes"), std::string::npos) << msg;
+}
+
 TEST(FileWriter, CreatesAndReplacesARegularFileByRename) {
   const TempFolder folder;
   const std::string dir = folder.path(), path = dir + "/out.txt";

@@ -51,10 +51,11 @@ TEST(SegmentedOffsets, ReadsAFile) {
   const TempFolder folder;
   const std::string path = folder / "seg_offsets.txt";
   std::ofstream(path) << "0 3\n3\n  8589934592\n";
-  EXPECT_EQ(seg::read_offsets(path), (Offsets{0, 3, 3, std::int64_t{1} << 33}));
+  const std::int64_t n = std::int64_t{1} << 33;
+  EXPECT_EQ(seg::read_offsets(path, n), (Offsets{0, 3, 3, n}));
   std::ofstream(path) << "0 3 x\n";
-  EXPECT_THROW(seg::read_offsets(path), reduce::UsageError);
-  EXPECT_THROW(seg::read_offsets(path + ".missing"), reduce::UsageError);
+  EXPECT_THROW(seg::read_offsets(path, n), reduce::UsageError);
+  EXPECT_THROW(seg::read_offsets(path + ".missing", n), reduce::UsageError);
 }
 
 // Lengths of every segment but the last (which takes what is left) must lie in [lo, hi].
