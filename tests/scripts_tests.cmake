@@ -3,6 +3,9 @@
 #   scripts.tools          the package's unit tests (scripts/tests): run lists, records, tables, the
 #                          bootstrap, readme's blocks and --check, all-or-nothing writes, bad input
 #                          (exit 2, one line), a closed stdout, fake step executables without a GPU
+#   scripts.fuzz           generated bad inputs over every subcommand and every built executable's
+#                          options (scripts/tests/test_fuzz.py, quick mode; REDUCE_FUZZ_CASES=2000 for
+#                          the long mode): exit code, one line, no traceback, nothing changed
 #   scripts.readme_blocks  scripts/suite readme --check: every generated block matches results/
 #   scripts.lesson.A.B     one per neighbouring pair of steps.txt: the kernel files' diff stays within
 #                          the lesson budget (skipped, with the reason, while a folder does not exist)
@@ -13,9 +16,13 @@ else()
   set(scripts_dir ${PROJECT_SOURCE_DIR}/scripts)
   add_test(NAME scripts.tools COMMAND ${Python3_EXECUTABLE} -B -m unittest discover -v -s tests -t .
     WORKING_DIRECTORY ${scripts_dir})
+  set_tests_properties(scripts.tools PROPERTIES ENVIRONMENT REDUCE_FUZZ_CASES=0)  # the fuzz test is its own
+  add_test(NAME scripts.fuzz COMMAND ${Python3_EXECUTABLE} -B -m unittest -v tests.test_fuzz
+    WORKING_DIRECTORY ${scripts_dir})
+  set_tests_properties(scripts.fuzz PROPERTIES ENVIRONMENT REDUCE_BIN=${PROJECT_BINARY_DIR}/bin)
   add_test(NAME scripts.readme_blocks COMMAND ${Python3_EXECUTABLE} -B suite readme --check
     WORKING_DIRECTORY ${scripts_dir})
-  set_tests_properties(scripts.tools scripts.readme_blocks PROPERTIES LABELS cpu TIMEOUT 300)
+  set_tests_properties(scripts.tools scripts.fuzz scripts.readme_blocks PROPERTIES LABELS cpu TIMEOUT 300)
 
   # The pairs come from steps.txt through the tool (all but the library step's pair, which has no
   # budget); configure again when steps.txt changes.
