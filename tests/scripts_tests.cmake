@@ -1,7 +1,7 @@
 # The tool's tests (scripts/suite over the package scripts/reduce_tools; Python unittest, no GPU
 # needed), included by tests/CMakeLists.txt:
 #   scripts.tools          the package's unit tests (scripts/tests): run lists, records, tables, the
-#                          bootstrap, readme's blocks and --check, all-or-nothing writes, bad input
+#                          interval, readme's blocks and --check, all-or-nothing writes, bad input
 #                          (exit 2, one line), a closed stdout, fake step executables without a GPU
 #   scripts.fuzz           generated bad inputs over every subcommand and every built executable's
 #                          options (scripts/tests/test_fuzz.py, quick mode; REDUCE_FUZZ_CASES=2000 for

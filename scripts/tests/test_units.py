@@ -1,9 +1,10 @@
-"""The package's pieces on their own: run lists, option values, writes, the bootstrap, markers, tables."""
+"""The package's pieces on their own: run lists, option values, writes, the interval, markers, tables."""
 
 import os
 import random
 import stat
 import tempfile
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -113,27 +114,42 @@ class Writes(unittest.TestCase):
         self.assertFalse((self.d / "c.txt").exists())
 
 
-class Bootstrap(unittest.TestCase):
+class Interval(unittest.TestCase):
     def rounds(self, scale, seed, k=5, m=30):
         rng = random.Random(seed)
         return [[scale * rng.gauss(1.0, 0.01) for _ in range(m)] for _ in range(k)]
 
-    def test_verdicts_with_and_without_numpy(self):
-        for numpy in ([stats.numpy, None] if stats.numpy else [None]):
-            saved, stats.numpy = stats.numpy, numpy
-            try:
-                with self.subTest(numpy=bool(numpy)):
-                    self.assertEqual(stats.ratio_interval(self.rounds(1, 1), self.rounds(1, 2), resamples=400)[3], "within noise")
-                    self.assertEqual(stats.ratio_interval(self.rounds(1, 1), self.rounds(0.98, 2), resamples=400)[3], "faster")
-                    ratio, low, high, verdict = stats.ratio_interval([[1.0] * 5], [[1.05] * 5], resamples=100)
-                    self.assertEqual((round(ratio, 6), verdict), (1.05, "slower"))
-            finally:
-                stats.numpy = saved
+    def test_verdicts(self):
+        self.assertEqual(stats.ratio_interval(self.rounds(1, 1), self.rounds(1, 2))[3], "within noise")
+        self.assertEqual(stats.ratio_interval(self.rounds(1, 1), self.rounds(0.98, 2))[3], "faster")
+        self.assertEqual(stats.ratio_interval(self.rounds(1, 1, k=1), self.rounds(1.02, 2, k=1))[3], "slower")
+        self.assertEqual(stats.ratio_interval(self.rounds(1, 1, k=1), self.rounds(1, 2, k=3))[3], "within noise")
+        ratio, low, high, verdict = stats.ratio_interval([[1.0] * 5], [[1.05] * 5])
+        self.assertEqual((round(ratio, 6), round(low, 6), round(high, 6), verdict), (1.05, 1.05, 1.05, "slower"))
+
+    def test_the_interval_of_one_round_matches_a_bootstrap(self):
+        rng = random.Random(3)
+        a, b = [rng.lognormvariate(0, 0.05) for _ in range(401)], [rng.lognormvariate(0, 0.05) for _ in range(401)]
+        draws = sorted(stats.median(rng.choices(b, k=401)) / stats.median(rng.choices(a, k=401)) for _ in range(2000))
+        _, low, high, _ = stats.ratio_interval([a], [b])
+        for got, want in ((low, draws[50]), (high, draws[1949])):
+            self.assertAlmostEqual(got, want, delta=0.004)
+
+    def test_a_large_record_takes_no_time(self):
+        rng = random.Random(4)
+        big = [rng.uniform(1, 2) for _ in range(100000)]
+        start = time.time()
+        stats.ratio_interval([big], [big[::-1]])
+        for _ in range(2000):
+            stats.ratio_interval([big[:50]], [big[50:100]])
+        self.assertLess(time.time() - start, 5)
 
     def test_no_samples(self):
         self.assertIsNone(stats.ratio_interval([[]], [[1.0]]))
-        self.assertEqual(stats.samples_of({"samples_ms": [1, "x", 2.5]}), [1.0, 2.5])
+        self.assertEqual(stats.samples_of({"samples_ms": [1, "x", 2.5, None, 0, True]}), [1.0, 2.5])
         self.assertEqual(stats.samples_of({}), [])
+        self.assertEqual([stats.t95(k) for k in (1, 4, 30)], [12.706, 2.776, 2.042])
+        self.assertAlmostEqual(stats.t95(60), 2.000, delta=0.002)
 
 
 class Markers(unittest.TestCase):
