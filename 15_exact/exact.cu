@@ -1,32 +1,29 @@
 // Step 15: the exact sum, rounded once.
 //
 // What it shows: a float is m x 2^e, so a float sum is an integer count of 2^-149 and fits a fixed-point
-// accumulator (exact_acc.hpp). Integer addition is associative, so the result cannot depend on the
-// order: not on the grid, the block size, the GPU or the number of GPUs. The cost is kept near step
-// 10's by a window: each thread adds its floats in a double, which is exact while they share a narrow
-// band of exponents, and moves the double into the block's integer accumulator now and then.
+// accumulator (a superaccumulator, after Kulisch: exact_acc.hpp). Integer addition is associative, so
+// the result cannot depend on the order: not on the grid, the block size, the GPU or the number of GPUs.
+// Two levels of double sums keep the cost near step 10's, on data of any scale:
 //
-// The window. Floats with biased exponents in [W - kBand, W] are multiples of 2^(W - kBand - 150) and
-// below 2^(W - 126) in magnitude; a sum of at most 2^11 of them is a multiple of the same power below
-// 2^(W - 115): kBand + 24 + 11 = 53 bits, so every double addition of them is exact, in any grouping.
-// Each thread checks its round of 16 floats against its band (three instructions a float), converts and
-// adds them in double, and every 2^11 floats the warp moves its 32 doubles into the block's accumulator
-// (three 32-bit digits each, held in int64, summed by shuffles, then shared-memory atomics). A round
-// with a float outside the band re-centres the band just above the round's largest exponent (flushing the window if
-// it moves); floats still outside it (too small, NaN, infinities) are added exactly, one by one.
-// Main loop in the sm_90 SASS of the 512-thread kernel (cuobjdump -sass), per round of 16 floats on the
-// common path: 4 LDG.128 with their addresses and bounds (30 instructions), the band check (16 FSETP,
-// 16 IADD3, 16 ISETP, 7 PLOP3 and the branch: 56), 16 F2F.F64.F32 and 16 DADD with the window count and
-// its vote (37), the loop (8): 131, about 8 a float, against the H200's issue budget of about 29. The
-// rare paths are out of line (rare_round), away from the loop's code.
+// The window (data of one scale). Floats with biased exponents in [W - kBand, W] are multiples of
+// 2^(W - kBand - 150) below 2^(W - 126); a sum of at most 2^11 of them needs kBand + 24 + 11 = 53 bits,
+// so every double addition of them is exact, in any grouping. Each thread checks its round of 16 floats
+// against its band (three instructions a float) and adds them in one double; every 2^11 floats the warp
+// moves its 32 doubles into the block's accumulator (three 32-bit digits each, summed by shuffles).
+//
+// The bins (data of many scales). A round with a float outside the band adds each float to the thread's
+// bin for its band of 16 binades (exponent >> 4): 16 doubles a thread in shared memory, each exact for
+// 2^14 floats (39 + 14 = 53 bits). NaN and the infinities are counted apart. When the round's floats fit
+// one window band, the window moves there, so data of one scale other than the first band's takes the
+// fast path from then on. Every 2^10 rounds and at the end, the block adds its bins up exactly (each bin
+// split into a high and a low part, so that sums of up to 2^11 parts stay within 53 bits) and moves the
+// 32 sums into its accumulator.
 //
 // The end of a launch: each warp's last windows go into its own shared slot and warp 0 adds the slots
 // up; the block adds its accumulator to the scratch Acc with 64-bit atomics, all words at once (each
 // limb but the top one split in two 32-bit parts, so no thread walks the carries); the last block to
 // finish (a counter) takes the total, zeroes the scratch for the next launch, and rounds once (launch)
-// or writes the normalized Acc (accumulate), on one thread with everything in registers. A launch costs
-// a fixed 2-4 us more than step 10's: at one round a thread, a block runs 2.6 times its instructions, in
-// the band check and this end, between barriers (15_exact/README.md, "Where the small sizes lose").
+// or writes the normalized Acc (accumulate), on one thread with everything in registers.
 #include <algorithm>
 #include <cstdint>
 
@@ -42,9 +39,16 @@ constexpr int kLoadsInFlight = 4;                     // 16-byte loads per threa
 constexpr int kRoundFloats = 4 * kLoadsInFlight;      // 16 floats per thread per round
 constexpr int kBand = 18;                             // exponents W - kBand .. W share the window
 constexpr int kWindowRounds = 128;                    // 128 x 16 = 2^11 floats per window: kBand + 11 + 24 = 53
-// A round adds below 2^47 to a shared limb (1024 threads x 32 digits below 2^32 on the slow path), so
-// normalizing every 2^12 rounds keeps the block's limbs below 2^60.
+// The bins: per thread one double per band of 16 binades (band = biased exponent >> 4), in shared
+// memory. A float of band b is a multiple of 2^(16b - 150) below 2^(16b - 111): 39 bits of those units,
+// so a bin adds 2^14 of them exactly (39 + 14 = 53). A round puts at most 16 floats into one bin, so the
+// block empties its bins into its Acc every 2^10 rounds.
+constexpr int kBands = 16;
+constexpr int kBinRounds = 1 << 10;
+// A round adds below 2^47 to a shared limb (1024 threads x 32 digits below 2^32 at most), so normalizing
+// every 2^12 rounds keeps the block's limbs below 2^60.
 constexpr int kNormalizeRounds = 1 << 12;
+static_assert(kRoundFloats * kBinRounds <= (1 << 14) && kNormalizeRounds % kBinRounds == 0, "a bin's sum must be exact");
 constexpr std::int64_t kMaxGrid = std::int64_t{1} << 20;  // the scratch Acc sums this many normalized Accs
 
 static_assert(kRoundFloats * kWindowRounds <= (1 << 11) && kBand + 11 + 24 <= 53, "a window's sum must be exact in double");
@@ -134,6 +138,7 @@ __device__ void add_digits(Words* acc, int k, const long long (&d)[3]) {
 struct Window {
   double sum = 0.0;
   int rounds = 0;
+  bool binned = false;  // the thread's bins hold sums (bins_round), to be added up by bins_to_acc
   // The band at first: W = 127, floats from 2^-18 to below 2: data of that scale never re-centres it.
   unsigned top = 127;
   float hi = 2.0f;
@@ -182,53 +187,99 @@ struct Window {
     for (int i = 0; i < kRoundFloats; ++i) band &= in_band(v[i]);
     return band;
   }
-  // The band's top one above the round's largest finite exponent; the window is flushed first if that
-  // moves the band (a window holds one band's floats only).
-  __device__ void recentre(const float* v, Words* acc) {
-    unsigned t_max = 0;
-#pragma unroll
-    for (int i = 0; i < kRoundFloats; ++i) {
-      const unsigned t = __float_as_uint(v[i]) << 1;
-      if (t < 0xff000000u) t_max = max(t_max, t);
-    }
-    const unsigned t = min(max(t_max >> 24, 1u) + 1, 254u);
-    if (t_max && t != top) {
-      const int kept = rounds;
-      flush_own(acc);
-      rounds = kept;  // the warp's flush count goes on: harmless, as an emptied window holds fewer floats
-      set_band(t);
-    }
-  }
-  // The floats in the band into the window, the others (too small, NaN, infinities) exactly, one by one.
-  __device__ void one_by_one(const float* v, Words* acc) {
-#pragma unroll
-    for (int i = 0; i < kRoundFloats; ++i) {
-      if (in_band(v[i])) sum += static_cast<double>(v[i]);
-      else add_exact(acc, v[i]);
-    }
+  // Moves the band to [t - kBand, t], flushing the window first (a window holds one band's floats only).
+  __device__ void move_band(unsigned t, Words* acc) {
+    const int kept = rounds;
+    flush_own(acc);
+    rounds = kept;  // the warp's flush count goes on: harmless, as an emptied window holds fewer floats
+    set_band(t);
   }
 };
 
-// A round with a float outside the band: move the band (small code); a round that still does not fit
-// adds its floats one by one. Out of line and taking everything by value, so that its large code sits
-// apart from the loop's and is never fetched for data of one scale (the L2 flush before every timed run
-// evicts code too).
-__device__ __noinline__ Window rare_round(Window w, Vec4 a, Vec4 b, Vec4 c, Vec4 d, Words* acc) {
+// A round whose floats do not all fit the window: each float into its thread's bin for its band, exactly
+// (NaN and the infinities into the Acc's counts). When the round's nonzero floats span at most kBand + 1
+// binades, the window's band moves to hold such a round, so data of one scale other than the first
+// band's takes the fast path from then on. The thread's bins (bin[b * Block] for band b) are zeroed at
+// its first such round. Inline: out of line (by value), data of many scales ran 5-10% slower.
+template <unsigned Block>
+__device__ __forceinline__ Window bins_round(Window w, Vec4 a, Vec4 b, Vec4 c, Vec4 d, double* bin, Words* acc) {
   const Vec4 x[kLoadsInFlight] = {a, b, c, d};
   const float* v = reinterpret_cast<const float*>(x);
-  w.recentre(v, acc);
-  if (w.all_in_band(v)) w.add_in_band(x);
-  else w.one_by_one(v, acc);
+  if (!w.binned) {
+#pragma unroll
+    for (int k = 0; k < kBands; ++k) bin[k * Block] = 0.0;
+    w.binned = true;
+  }
+  unsigned lo = 0xff, hi = 0;
+#pragma unroll
+  for (int i = 0; i < kRoundFloats; ++i) {
+    const unsigned u = __float_as_uint(v[i]), e = (u >> 23) & 0xff;
+    if (e == 0xff) {  // NaN or an infinity
+      add_exact(acc, v[i]);
+      lo = 0;  // a round with NaN or an infinity moves the band only when all else is subnormal
+      continue;
+    }
+    bin[(e >> 4) * Block] += static_cast<double>(v[i]);
+    if (u << 1) {
+      lo = min(lo, e);
+      hi = max(hi, e);
+    }
+  }
+  if (hi >= lo && hi - lo <= kBand) {  // the round's nonzero floats fit one band: move the window there
+    const unsigned t = min(max(hi, 1u) + 1, 254u);
+    if (t != w.top) w.move_band(t, acc);
+  }
   return w;
 }
 
-// One round of 16 floats: the common case in registers, the rest out of line; then, with the warp
+// One round of 16 floats: the common case in registers, the rest into the bins; then, with the warp
 // converged again, a flush of the whole warp once a window holds 2^11 floats.
-__device__ void add_round(Window& w, const Vec4 (&x)[kLoadsInFlight], Words* acc) {
+template <unsigned Block>
+__device__ void add_round(Window& w, double* bin, const Vec4 (&x)[kLoadsInFlight], Words* acc) {
   if (w.all_in_band(reinterpret_cast<const float*>(x))) w.add_in_band(x);
-  else w = rare_round(w, x[0], x[1], x[2], x[3], acc);
+  else w = bins_round<Block>(w, x[0], x[1], x[2], x[3], bin, acc);
   ++w.rounds;
   if (__any_sync(kFullMask, w.rounds == kWindowRounds)) w.flush_warp(acc);
+}
+
+// Every bin of the block into its Acc, exactly; all threads call it, after a barrier. A bin w of band b
+// splits into hi, the nearest multiple of 2^26 units (2^(16b - 124)), and lo = w - hi, at most 2^25
+// units: any sum of up to 2^11 his stays within 53 bits (27 bits each, plus 11), and so does any sum of
+// los. Phase 1: thread (b, s) adds band b's his and los of the 16 threads of strip s; phase 2: a warp
+// adds one band's strip sums (his or los) by shuffles, and its lane 0 adds the digits to the Acc.
+template <unsigned Block>
+__device__ void bins_to_acc(double* bins, bool used, Words* acc, unsigned* used_mask) {
+  constexpr unsigned kStrips = Block / 16, kWarps = Block / 32;
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const unsigned mask = __ballot_sync(kFullMask, used);
+  if (lane == 0) used_mask[warp] = mask;
+  __syncthreads();
+  const unsigned b = threadIdx.x % kBands, s = threadIdx.x / kBands;
+  const double round_at = __longlong_as_double(static_cast<long long>(1023 + 16 * b - 72) << 52) * 1.5;
+  double hi = 0.0, lo = 0.0;
+#pragma unroll
+  for (unsigned j = 0; j < 16; ++j) {
+    const unsigned owner = s * 16 + (j + b) % 16;  // rotated: the lanes of a warp read different banks
+    if (!(used_mask[owner / 32] >> (owner % 32) & 1)) continue;  // an unused column was never zeroed
+    const double w = bins[b * Block + owner];
+    const double h = (w + round_at) - round_at;
+    hi += h;
+    lo += w - h;
+  }
+  __syncthreads();  // every bin read: the strip sums go where their own threads' bins were
+  bins[b * Block + 2 * s] = hi;
+  bins[b * Block + 2 * s + 1] = lo;
+  __syncthreads();
+  for (unsigned q = warp; q < 2 * kBands; q += kWarps) {  // q: band q % 16, his (q < 16) or los
+    double d = 0.0;
+    for (unsigned t = lane; t < kStrips; t += 32) d += bins[(q % kBands) * Block + 2 * t + q / kBands];
+    for (int offset = 16; offset > 0; offset /= 2) d += __shfl_down_sync(kFullMask, d, offset);
+    if (lane == 0) {
+      const Digits g = digits_of(d);
+      if (g.k >= 0) add_digits(acc, g.k, g.digit);
+    }
+  }
+  __syncthreads();  // the bins are free again (each thread zeroes its own column on its next use)
 }
 
 __device__ void normalize_words(Words* w) {
@@ -238,13 +289,22 @@ __device__ void normalize_words(Words* w) {
   for (int k = 0; k < kAccWords; ++k) w[k] = static_cast<Words>(reinterpret_cast<const long long*>(&a)[k]);
 }
 
+// Registers: a budget of 40 a thread (as for 1536 resident threads). Residency: 1024 threads an SM, so that
+// their bins (8 KiB per 64 threads) leave the L1 cache room for the loads in flight; with 1536 threads
+// the bins took all but 23 KB of the SM's 256 KB and floats of one scale ran 9% slower.
+template <unsigned Block>
+constexpr int kMinBlocks = Block >= 1536 ? 1 : static_cast<int>(std::min(32u, 1536 / Block));
+constexpr int kResidentThreads = 1024;
+
 // The exact sum of in[0..n) into total (scratch, zero), the last block into *acc_out or, Round, *out.
 template <unsigned Block, bool Round>
-__global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int64_t n, Words* total,
+__global__ void __launch_bounds__(Block, kMinBlocks<Block>) reduce_exact(const float* in, std::int64_t n, Words* total,
                                                        unsigned* done, Acc* acc_out, float* out) {
   __shared__ Words acc[kAccWords];
   __shared__ Slot slots[Block / 32];  // the last flush: each warp's sums
+  __shared__ unsigned used_mask[Block / 32];  // bins_to_acc: which threads' bins hold sums
   __shared__ bool last;
+  extern __shared__ double bins[];  // kBands x Block: bin b of thread t at b * Block + t
   for (unsigned k = threadIdx.x; k < kAccWords; k += Block) acc[k] = 0;
   __syncthreads();
 
@@ -256,6 +316,7 @@ __global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int6
   if (blockIdx.x == 0 && static_cast<int>(threadIdx.x) < loader.edges()) add_exact(acc, loader.edge(threadIdx.x));
 
   Window w;
+  double* const bin = bins + threadIdx.x;  // the thread's column of bins
   int round = 0;
   constexpr std::int64_t kTile = std::int64_t{Block} * kLoadsInFlight;
   for (std::int64_t base = blockIdx.x * kTile; base < loader.vectors; base += kTile * gridDim.x) {
@@ -265,14 +326,20 @@ __global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int6
       const std::int64_t i = base + k * Block + threadIdx.x;
       x[k] = i < loader.vectors ? loader.body[i] : Vec4{};
     }
-    add_round(w, x, acc);  // ...then the window
-    if (++round == kNormalizeRounds) {  // block-uniform: every thread of the block turns as often
-      round = 0;
-      __syncthreads();
-      if (threadIdx.x == 0) normalize_words(acc);
-      __syncthreads();
+    add_round<Block>(w, bin, x, acc);  // ...then the window, or the bins
+    if (++round % kBinRounds == 0) {  // block-uniform: every thread of the block turns as often
+      if (__syncthreads_or(w.binned)) {
+        bins_to_acc<Block>(bins, w.binned, acc, used_mask);
+        w.binned = false;
+      }
+      if (round == kNormalizeRounds) {
+        round = 0;
+        if (threadIdx.x == 0) normalize_words(acc);
+        __syncthreads();
+      }
     }
   }
+  if (__syncthreads_or(w.binned)) bins_to_acc<Block>(bins, w.binned, acc, used_mask);
   // The launch's last flush, with no warp waiting on another's atomics: each warp's first group of limbs
   // goes into the warp's slot (the rare others into the accumulator), then warp 0 adds the slots up.
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -326,11 +393,31 @@ __global__ void __launch_bounds__(Block) reduce_exact(const float* in, std::int6
 __global__ void round_kernel(const Acc* acc, float* out) { *out = rounded(*acc); }
 
 template <unsigned Block>
+constexpr std::size_t kBinBytes = sizeof(double) * kBands * Block;  // the kernel's dynamic shared memory
+
+// Allows the kernel its bins (above 48 KiB a kernel must ask), and asks for no more shared memory than
+// its resident blocks use, so the rest of the SM's 256 KB stays L1 cache: once per instantiation.
+template <unsigned Block, bool Round>
+cudaError_t allow_bins(int device) {
+  static const cudaError_t allowed = [device] {
+    int smem_per_sm = 0;
+    CUDA_TRY(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    const std::size_t blocks = std::max(1u, kResidentThreads / Block), used = blocks * (kBinBytes<Block> + 2048);
+    const int percent = static_cast<int>(std::min<std::size_t>(100, (100 * used + smem_per_sm - 1) / std::max(smem_per_sm, 1)));
+    CUDA_TRY(cudaFuncSetAttribute(reduce_exact<Block, Round>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kBinBytes<Block>)));
+    return cudaFuncSetAttribute(reduce_exact<Block, Round>, cudaFuncAttributePreferredSharedMemoryCarveout, percent);
+  }();
+  return allowed;
+}
+
+template <unsigned Block>
 std::int64_t grid_for(std::int64_t n, const reduce::LaunchConfig& cfg) {
   if (cfg.grid > 0) return std::min(cfg.grid, kMaxGrid);
   static int per_sm = 0;  // resident blocks per SM of this kernel: asked once
-  if (per_sm == 0 && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_exact<Block, true>, Block, 0) != cudaSuccess)
+  if (per_sm == 0 && (allow_bins<Block, true>(cfg.device) != cudaSuccess ||
+                      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_exact<Block, true>, Block, kBinBytes<Block>) != cudaSuccess))
     per_sm = 1;
+  per_sm = std::min<int>(per_sm, std::max(1u, kResidentThreads / Block));
   const std::int64_t tiles = reduce::ceil_div(n, 4 * std::int64_t{Block} * kLoadsInFlight);
   return std::clamp<std::int64_t>(tiles, 1, std::int64_t{std::max(per_sm, 1)} * std::max(cfg.sm_count, 1));
 }
@@ -343,8 +430,9 @@ cudaError_t run(const float* in, std::int64_t n, Acc* acc_out, float* out, reduc
   auto* const done = reinterpret_cast<unsigned*>(total + kAccWords);
   return reduce::with_block_size(cfg.block, [&](auto block) {
     constexpr unsigned kBlock = decltype(block)::value;
+    CUDA_TRY((allow_bins<kBlock, Round>(cfg.device)));
     const std::int64_t grid = grid_for<kBlock>(n, cfg);
-    reduce_exact<kBlock, Round><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(in, n, total, done, acc_out, out);
+    reduce_exact<kBlock, Round><<<static_cast<unsigned>(grid), kBlock, kBinBytes<kBlock>, stream>>>(in, n, total, done, acc_out, out);
     CUDA_TRY(cudaGetLastError());
     reduce::record_launch(cfg, grid, kBlock);
     return cudaSuccess;

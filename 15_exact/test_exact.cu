@@ -17,6 +17,7 @@
 
 #include "device.cuh"
 #include "harness.cuh"
+#include "input.hpp"
 #include "exact.cuh"
 #include "exact_sum.hpp"
 #include "gpu_test_util.hpp"
@@ -309,6 +310,53 @@ TEST(Property, RandomInputsAndLaunchesGiveTheExactSum) {
                " grid=" + std::to_string(c.grid) + " misalign=" + std::to_string(c.misalign);
       });
 }
+
+// Property, per distribution of many scales (the suite's patterns, common/input.hpp): random sizes up
+// to 2^22, seeds, blocks, grids (one block at times, so the bins empty many times in a launch) and
+// misalignments, the bits against the CPU's exact sum. 200 cases each; REDUCE_PROPERTY_LONG=1: 4,000.
+class Distribution : public ::testing::TestWithParam<reduce::Pattern> {};
+TEST_P(Distribution, RandomLaunchesGiveTheExactSum) {
+  SKIP_WITHOUT_GPU();
+  const reduce::Pattern pattern = GetParam();
+  const int sms = sm_count();
+  prop::check<Case>(
+      std::string("exact_") + reduce::to_string(pattern), 200,
+      [&](prop::Rng& rng) {
+        Case c;
+        c.n = static_cast<std::int64_t>(std::exp2(std::uniform_real_distribution<double>(0.0, 22.0)(rng))) - 1;
+        c.seed = rng();
+        c.block = 32 << prop::uniform(rng, 0, 5);
+        c.misalign = static_cast<int>(prop::uniform(rng, 0, 3));
+        const auto g = prop::uniform(rng, 0, 3);
+        c.grid = g == 0 ? 0 : g == 1 ? 1 : prop::uniform(rng, 1, 4 * sms);
+        return c;
+      },
+      [&](const Case& c) -> std::string {
+        std::vector<float> x(static_cast<std::size_t>(c.n));
+        reduce::fill_input(x.data(), c.n, pattern, c.seed);
+        OnDevice run(x, c.misalign);
+        const float r = run.sum(config(c.block, c.grid)), w = want(x);
+        if (bits(r) != bits(w)) return "bits " + std::to_string(bits(r)) + ", the exact sum's " + std::to_string(bits(w));
+        if (!run.scratch_zero()) return "the scratch was not left zero";
+        return "";
+      },
+      [](const Case& c) {
+        std::vector<Case> s;
+        for (Case d : {Case{c.n / 2, c.seed, c.block, c.misalign, c.grid}, Case{c.n - 1, c.seed, c.block, c.misalign, c.grid},
+                       Case{c.n, c.seed, 512, c.misalign, c.grid}, Case{c.n, c.seed, c.block, 0, c.grid}})
+          if (d.n >= 0 && (d.n != c.n || d.block != c.block || d.misalign != c.misalign)) s.push_back(d);
+        return s;
+      },
+      [&](const Case& c) {
+        return std::string("pattern=") + reduce::to_string(pattern) + " n=" + std::to_string(c.n) + " seed=" + std::to_string(c.seed) +
+               " block=" + std::to_string(c.block) + " grid=" + std::to_string(c.grid) + " misalign=" + std::to_string(c.misalign);
+      });
+}
+INSTANTIATE_TEST_SUITE_P(Patterns, Distribution,
+                         ::testing::Values(reduce::Pattern::uniform, reduce::Pattern::mixed, reduce::Pattern::normal,
+                                           reduce::Pattern::lognormal, reduce::Pattern::logu40, reduce::Pattern::logu120,
+                                           reduce::Pattern::wide, reduce::Pattern::outliers, reduce::Pattern::products),
+                         [](const auto& info) { return std::string(reduce::to_string(info.param)); });
 
 // n > 2^32 (64-bit indexing all the way), one float past a 16-byte boundary, filled on the device with a
 // period-7 pattern: the Acc must be the exact one, word for word (a dropped float would show).

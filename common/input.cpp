@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -55,6 +56,36 @@ T mixed_value(std::uint64_t h) {
   else return static_cast<T>(static_cast<std::int64_t>(h >> 43) - (std::int64_t{1} << 20));  // [-2^20, 2^20)
 }
 
+// A draw of the distributions of many scales from the element's hash h, in double.
+double unit_open(std::uint64_t h) { return (static_cast<double>(h >> 11) + 0.5) * 0x1.0p-53; }  // in (0, 1)
+double normal_of(std::uint64_t h) {  // Box-Muller from two independent draws
+  const double u = unit_open(h), v = unit_open(splitmix64(h));
+  return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
+}
+double log_uniform(std::uint64_t h, double binades) {
+  const double x = std::exp2(binades * (unit_open(h) - 0.5));
+  return h & 1 ? -x : x;
+}
+double spread_value(Pattern p, std::uint64_t h) {
+  switch (p) {
+    case Pattern::normal: return normal_of(h);
+    case Pattern::lognormal: return std::exp(3.0 * normal_of(h));
+    case Pattern::logu40: return log_uniform(h, 40);
+    case Pattern::logu120: return log_uniform(h, 120);
+    case Pattern::wide: {
+      const std::uint32_t e = static_cast<std::uint32_t>((h >> 32) % 218), bits = (static_cast<std::uint32_t>(h >> 63) << 31) | (e << 23) | (h & 0x7fffff);
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      return f;
+    }
+    case Pattern::outliers:
+      if ((h >> 16) % 10000 == 0) return h & 1 ? -1e30 : 1e30;
+      return 2.0 * static_cast<double>(h >> 40) * 0x1.0p-24 - 1.0;
+    case Pattern::products: return log_uniform(h, 40) * log_uniform(splitmix64(h ^ 0x5DEECE66Dull), 40);
+    default: return 0.0;
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -91,6 +122,15 @@ T pattern_value(Pattern p, std::uint64_t seed, std::int64_t i) {
         return negative ? static_cast<T>(max_identity<T>() + off) : static_cast<T>(min_identity<T>() - off);
       }
     }
+    case Pattern::normal:
+    case Pattern::lognormal:
+    case Pattern::logu40:
+    case Pattern::logu120:
+    case Pattern::wide:
+    case Pattern::outliers:
+    case Pattern::products:
+      if constexpr (kFloat) return static_cast<T>(spread_value(p, h));
+      else return mixed_value<T>(h);
   }
   return T(0);
 }

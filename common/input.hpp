@@ -27,6 +27,16 @@ namespace reduce {
 //   limits    integers: within 8 of the type's lowest or highest value (an int32 sum needs its int64
 //             accumulator, an int64 sum wraps); floats: random signs, magnitudes near 2^39 (double:
 //             2^487), the largest whose squares still sum to a finite sum of squares for 2^36 elements.
+// The distributions of many scales (for floats and doubles; integer types take mixed's values), each
+// computed in double and rounded once, with the sign random except for lognormal:
+//   normal     normal(0, 1), by Box-Muller;
+//   lognormal  exp(normal(0, 3)): positive, about 26 binades wide at +-3 sigma;
+//   logu40     2^u for u uniform in [-20, 20): log-uniform over 40 binades;
+//   logu120    the same over [-60, 60): 120 binades;
+//   wide       every binade alike, the subnormals to 2^91 (a float's random bits with the biased exponent
+//              uniform in 0..217), so a sum of 2^36 of them stays finite;
+//   outliers   mixed, with one element in 10^4 replaced by +-1e30;
+//   products   the product of two logu40 values: 80 binades, most near 1.
 template <typename T = float>
 T pattern_value(Pattern p, std::uint64_t seed, std::int64_t i);
 

@@ -50,6 +50,13 @@ const char* to_string(Pattern p) {
     case Pattern::inf: return "inf";
     case Pattern::ties: return "ties";
     case Pattern::limits: return "limits";
+    case Pattern::normal: return "normal";
+    case Pattern::lognormal: return "lognormal";
+    case Pattern::logu40: return "logu40";
+    case Pattern::logu120: return "logu120";
+    case Pattern::wide: return "wide";
+    case Pattern::outliers: return "outliers";
+    case Pattern::products: return "products";
   }
   return "?";
 }

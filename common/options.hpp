@@ -15,7 +15,10 @@ namespace reduce {
 
 // The first four serve every step; the others (special values, for the steps beyond a float sum)
 // only programs that list them in OptionSpec::patterns (input.hpp describes each).
-enum class Pattern { constant, integers, uniform, mixed, nan, inf, ties, limits };
+enum class Pattern {
+  constant, integers, uniform, mixed, nan, inf, ties, limits,  // the suite's first eight
+  normal, lognormal, logu40, logu120, wide, outliers, products  // distributions of many scales (input.hpp)
+};
 enum class Format { text, csv, json };
 
 constexpr int kDefaultBlock = 256;  // threads per block when neither --block nor the step says otherwise
@@ -77,7 +80,9 @@ struct OptionSpec {
   std::string method = "checks every run's result against a CPU reference and times it (L2 flushed before\n"
                        "every timed run, so the bandwidth is DRAM bandwidth).";
   std::vector<ExtraOption> extra;
-  std::vector<Pattern> patterns = {Pattern::constant, Pattern::integers, Pattern::uniform, Pattern::mixed};
+  std::vector<Pattern> patterns = {Pattern::constant, Pattern::integers, Pattern::uniform, Pattern::mixed,
+                                   Pattern::normal,   Pattern::lognormal, Pattern::logu40,  Pattern::logu120,
+                                   Pattern::wide,     Pattern::outliers,  Pattern::products};
   std::int64_t default_n = std::int64_t{1} << 26;  // --n when absent
   BlockRule block;  // --block: free (with its default), fixed or chosen (refused, with the reason)
   // Common options that mean nothing to this program: name -> why. The parser refuses each with that

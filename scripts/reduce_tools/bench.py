@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 from . import stats, tables
-from .common import (CEILING_TOOL, ROOT, Failure, UsageError, count_text, dump_json, exe_path,
-                     gpu_folder, meta_of, progress, read_json, read_steps, run_records, write_files)
+from .common import (CEILING_TOOL, ROOT, Failure, UsageError, check_target, count_text, dump_json, exe_path, gpu_folder,
+                     meta_of, progress, quote, read_json, read_steps, records_of, run_records, write_files)
 from .runlist import RunList
 
 
@@ -78,8 +78,9 @@ def run(args):
     if not args.no_build:
         build(args.build_dir, chosen)
     exes = [exe_path(args.build_dir, s) for s in chosen]
-    for exe in exes:  # every step takes the options after --, before any is timed
-        probe(exe, args.extra)
+    first = [probe(exe, args.extra) for exe in exes][0]  # every step takes the options after --, before any is timed
+    if args.out:
+        check_target(Path(args.out) / gpu_folder(first) / "progression" / "table.json")
     records, failed = [], False
     for k, exe in enumerate(exes, 1):
         progress(f"[{k}/{len(exes)}] {exe.name} ...")
@@ -148,12 +149,12 @@ def sweep(args):
     if not sizes:
         raise Failure(f"--range: no size fits in half of the GPU's {memory / 1e9:.0f} GB")
     folder = Path(gpu_folder(first)) / "progression"
-    held_file = Path(args.out) / folder / "sweep.json" if args.out else None
-    if held_file and held_file.is_file() and not args.add:
-        other = sorted({int(p["n"]) for p in read_json(held_file).get("records", []) if int(p["n"]) not in sizes})
-        if other:
-            raise UsageError(f"--out: {held_file} holds sizes this --range leaves out (2^{other[0].bit_length() - 1}, ...); "
-                             "give --add to keep them, or write to another --out")
+    held_file = check_target(Path(args.out) / folder / "sweep.json") if args.out else None
+    held = records_of(read_json(held_file), quote(held_file), ("n",)) if held_file and held_file.exists() else []
+    other = sorted({int(p["n"]) for p in held if int(p["n"]) not in sizes})
+    if other and not args.add:
+        raise UsageError(f"--out: {quote(held_file)} holds sizes this --range leaves out (2^{other[0].bit_length() - 1}, ...); "
+                         "give --add to keep them, or write to another --out")
     points, failed = [], False
     for n in sizes:
         for exe in exes:
@@ -164,8 +165,7 @@ def sweep(args):
         if c:
             points.append(dict(c, step=CEILING_TOOL, passed=True))
     if args.out:
-        if args.add and held_file.is_file():  # a sweep measured in parts
-            held = read_json(held_file).get("records", [])
+        if args.add:  # a sweep measured in parts
             points = sorted([p for p in held if int(p["n"]) not in sizes] + points, key=lambda p: int(p["n"]))
         write_under(args.out, folder, {"sweep.json": dump_json({"meta": meta_of(points[0]), "records": points})})
     return 1 if failed else 0
@@ -230,6 +230,9 @@ def measure(args):
         progress(f"measure: {args.step} {r.name}")
         records = run_records(cmd + with_option(a, "--format", "json"), f"{args.step} {r.name}")
         results.append((r.name, records))
+        if args.out and len(results) == 1:  # the files, checked before the next run
+            for name in [x.name + ".json" for x in runs] + ["meta.json"]:
+                check_target(Path(args.out) / gpu_folder(records[0]) / args.step / name)
         for rec in records:
             b = int(rec.get("bytes", 0))
             if plan.ceiling and b >= 4 and b not in ceilings:
@@ -249,7 +252,7 @@ def measure(args):
         folder = Path(args.out) / gpu_folder(widest) / args.step
         others = sorted(p.name for p in folder.glob("*.json") if p.name not in files)
         if others and (args.only is not None or skipped):
-            raise Failure(f"{folder} holds records this partial run did not measure ({others[0]}, ...); nothing "
+            raise Failure(f"{quote(folder)} holds records this partial run did not measure ({others[0]}, ...); nothing "
                           "written: write a partial run to another --out")
         write_under(args.out, folder.relative_to(args.out), files)
         for old in folder.glob("*.json"):  # the folder holds the current run only

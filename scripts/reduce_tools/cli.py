@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from . import __version__, bench, compare, figures, gpu, lesson, profile, readme, skips
-from .common import (ROOT, UsageError, check_can_create, parse_count, parse_int, parse_range, read_beyond, resolve_step,
+from .common import (ROOT, UsageError, check_folder, parse_count, parse_int, parse_range, quote, read_beyond, resolve_step,
                      run_main, step_names)
 from .runlist import RunList
 
@@ -114,7 +114,7 @@ def parser():
     p.add_argument("--range", help="MIN:MAX: every 2^k in between (at least 20 points for an A/A rate)")
     p.add_argument("--rounds", default="5", help="interleaved rounds (default 5)")
     p.add_argument("--iters", default="30", help="timed runs per record (default 30)")
-    p = sub.add_parser("compare", help="two measurements: ratio, bootstrap interval, verdict per point")
+    p = sub.add_parser("compare", help="two measurements: ratio, 95% interval, verdict per point")
     p.add_argument("old", help="a results folder (results/h200, or a step's folder in it) or a record file")
     p.add_argument("new", help="the same for the new measurement")
     p.add_argument("--json", action="store_true", help="the rows as JSON")
@@ -156,13 +156,15 @@ def checked(args):
     c = args.command
     if c is None:
         raise UsageError("give a command (scripts/suite --help lists them)")
+    for dest, value in vars(args).items():  # an empty value is an error, never "absent"
+        if dest != "extra" and any(isinstance(v, str) and not v.strip() for v in (value if isinstance(value, list) else [value])):
+            positional = dest in ("step", "old", "new", "a", "b", "where") or (c, dest) in (("gpu", "out"), ("ab", "steps"))
+            raise UsageError(f"{dest.upper() if positional else '--' + dest.replace('_', '-')}: empty")
     steps = step_names()
     if c in ("run", "lecture", "sweep", "ab") and not args.no_build:
-        check_can_create(args.build_dir, "--build-dir")
-    if getattr(args, "out", None) is not None and c != "gpu":
-        if not args.out.strip():
-            raise UsageError("--out: empty")
-        check_can_create(args.out, "--out")
+        check_folder(args.build_dir, "--build-dir")
+    if getattr(args, "out", None) is not None:  # every output checked before anything is built or measured
+        check_folder(args.out, "OUT" if c == "gpu" else "--out")
     if c == "run":
         args.n = parse_count(args.n)
         if args.steps is not None:
@@ -186,30 +188,28 @@ def checked(args):
         return bench.measure
     if c == "ab":
         args.steps = [resolve_step(s, steps) for s in args.steps]
-        args.against = resolve_step(args.against, steps, "--against") if args.against else None
+        args.against = resolve_step(args.against, steps, "--against") if args.against is not None else None
         if args.aa and args.against:
             raise UsageError("--aa and --against exclude each other")
         if not args.aa and not args.against and steps[0] in args.steps:
             raise UsageError(f"{steps[0]} is the first step, with none before it: give --against")
         if args.n is not None and args.range is not None:
             raise UsageError("--n and --range exclude each other")
-        args.sizes = [parse_count(args.n)] if args.n else None
-        if args.range:
+        args.sizes = [parse_count(args.n)] if args.n is not None else None
+        if args.range is not None:
             lo, hi = parse_range(args.range, "--range")
             args.sizes = [1 << k for k in range(lo, hi + 1)]
         args.rounds = parse_int(args.rounds, "--rounds", 1, 100)
         args.iters = parse_int(args.iters, "--iters", 5, 100000)
         return bench.ab
     if c == "profile":
-        args.step = resolve_step(args.step, read_beyond(), "STEP") if args.step else None
+        args.step = resolve_step(args.step, read_beyond(), "STEP") if args.step is not None else None
         args.n = parse_count(args.n)
         return profile.main
     if c == "gpu":
         args.sanitizer_jobs = parse_int(args.sanitizer_jobs, "--sanitizer-jobs", 1, 64)
-        if not args.out.strip():
-            raise UsageError("OUT: empty")
-        if Path(args.out).exists() and not Path(args.out).is_dir():
-            raise UsageError(f"OUT: {args.out} is not a folder")
+        if args.build_dir is not None:
+            check_folder(args.build_dir, "--build-dir")
         return gpu.main
     if c == "runs":
         args.step = resolve_step(args.step, read_beyond(), "STEP")
@@ -236,7 +236,7 @@ def main(argv=None):
             raise UsageError("only run passes options after -- to the steps")
         if args.command == "run":
             if args.extra:  # a stray word before --, not an option for the steps
-                raise UsageError(f"run: unexpected argument '{args.extra[0][:40]}' (options for the steps go after --)")
+                raise UsageError(f"run: unexpected argument {quote(args.extra[0], 40)} (options for the steps go after --)")
             args.extra = extra
         return checked(args)(args)
     return run_main("suite", go, argv)

@@ -1,18 +1,26 @@
 """What every subcommand shares: the repository's paths, the step lists, exit codes, checked option
-values, all-or-nothing writes and running the step executables.
+values, messages, reading and writing files, and running the step executables.
 
 Exit codes of every subcommand: 0 done, 1 a failure (one line says what), 2 bad usage (one line
-names the problem), 77 no usable GPU. Nothing prints a traceback; a closed stdout ends quietly.
+names the problem), 77 no usable GPU; 130 and 143 after SIGINT and SIGTERM. Nothing prints a
+traceback. Output that cannot be written (a closed or full stdout) is a failure too, reported once
+the command has finished its files.
 """
 
+import contextlib
 import datetime
+import errno
+import io
 import json
 import os
 import re
+import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 # REDUCE_ROOT: another tree laid out like this one (the tests build small ones).
@@ -21,6 +29,7 @@ RESULTS = ROOT / "results"
 MAX_N = 1 << 36
 CEILING_TOOL = "read_ceiling"
 SANITIZE_N = (1, 100003)  # the progression's compute-sanitizer sizes: one element, and a few blocks and a tail
+MAX_READ = 64 << 20  # the most any file read here may hold (a record, a README, a log)
 
 
 class UsageError(Exception):
@@ -35,35 +44,115 @@ class NoGpu(Exception):
     """No usable GPU: exit 77."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the program is (so every cleanup runs): exit 128 + the signal."""
+
+
+# --- messages ------------------------------------------------------------------------------------
+
+def _escape(c):
+    o = ord(c)
+    if c in "\n\t\r":
+        return {"\n": "\\n", "\t": "\\t", "\r": "\\r"}[c]
+    if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8 (os.fsdecode's surrogateescape)
+        return f"\\x{o - 0xDC00:02X}"
+    return f"\\x{o:02X}" if o < 0x100 else f"\\u{o:04X}" if o < 0x10000 else f"\\U{o:08X}"
+
+
+def quote(value, limit=80):
+    """A user's value as every message shows it: in single quotes, with newlines, ESC and every other
+    control or unprintable character escaped (as \\n, \\x1B, \\u2028), backslashes and quotes too; a
+    longer value is cut at limit characters and its length given."""
+    text = os.fsdecode(value) if isinstance(value, (bytes, os.PathLike)) else str(value)
+    body = "".join("\\" + c if c in "\\'" else c if c.isprintable() else _escape(c) for c in text[:limit])
+    return f"'{body}'" + (f"... ({len(text)} characters)" if len(text) > limit else "")
+
+
+def one_line(text):
+    """text with every unprintable character escaped: a message is always one line."""
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+class _Stdout(io.TextIOBase):
+    """sys.stdout while a command runs. A write that fails (stdout closed, a full disk, a reader gone)
+    is kept, not raised, so the command still finishes its files; run_main reports it at the end."""
+
+    def __init__(self, stream):
+        super().__init__()
+        self.stream, self.error = stream, None
+
+    def _do(self, call):
+        if self.error is None:
+            try:
+                if self.stream is None:  # started with stdout closed
+                    raise OSError(errno.EBADF, "closed")
+                call()
+            except (OSError, ValueError) as e:
+                self.error = e
+
+    def write(self, text):
+        if text:
+            self._do(lambda: self.stream.write(text))
+        return len(text)
+
+    def flush(self):
+        if self.stream is not None:
+            self._do(self.stream.flush)
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return self.stream is not None and self.error is None and self.stream.isatty()
+
+    @property
+    def encoding(self):
+        return getattr(self.stream, "encoding", None) or "utf-8"
+
+
+def _on_signal(signum, frame):
+    raise Interrupted(signum)
+
+
 def run_main(prog, main, argv):
-    """main(argv) with its exceptions turned into one line on stderr and the exit code."""
+    """main(argv) with its exceptions turned into one line on stderr and the exit code; SIGTERM and
+    SIGHUP raise Interrupted (as SIGINT raises KeyboardInterrupt), so temporary files are removed."""
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(s) == signal.SIG_DFL:
+            signal.signal(s, _on_signal)
+    saved = sys.stdout
+    sys.stdout = out = _Stdout(saved)
     try:
         code, message = main(argv), None
+    except SystemExit as e:  # argparse after --help
+        code, message = e.code if isinstance(e.code, int) else 0 if e.code is None else 2, None
     except UsageError as e:
         code, message = 2, str(e)
     except Failure as e:
         code, message = 1, str(e)
     except NoGpu as e:
         code, message = 77, str(e)
+    except Interrupted as e:
+        code, message = 128 + e.args[0], "terminated"
     except KeyboardInterrupt:
         code, message = 130, "interrupted"
-    except BrokenPipeError:
-        code, message = 141, None
     except Exception as e:  # a bug or an unexpected state of the machine: still one line
         code, message = 1, f"{type(e).__name__}: {e}"
+    finally:
+        out.flush()
+        sys.stdout = saved
     if message:
-        print(f"{prog}: {message}", file=sys.stderr)
-    if sys.stdout is None:  # started with stdout closed: nothing to flush
-        return code
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away: not an error to report
-        code = code or 141
-    except OSError as e:  # a full disk or device: the output is lost
-        print(f"{prog}: standard output: {e.strerror}", file=sys.stderr)
-        code = code or 1
-    # Python flushes stdout again at exit; a closed pipe would print a traceback there.
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        progress(f"{prog}: {one_line(message)}")
+    if out.error is not None:
+        if isinstance(out.error, BrokenPipeError):  # the reader went away (| head): not an error to report
+            code = code or 141
+        elif code == 0:
+            why = getattr(out.error, "strerror", None) or str(out.error)
+            progress(f"{prog}: standard output: {one_line(why)}; the output is lost")
+            code = 1
+        if saved is not None:  # Python flushes stdout again at exit: what is left there goes nowhere
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), saved.fileno())
     return code
 
 
@@ -72,7 +161,7 @@ def run_main(prog, main, argv):
 def parse_int(text, what, lo, hi):
     """An ASCII decimal integer from lo to hi (at most 20 digits read: 5,000 digits are refused)."""
     if not re.fullmatch(r"[0-9]{1,20}", text or "", re.ASCII) or not lo <= int(text) <= hi:
-        raise UsageError(f"{what}: expected an integer from {lo} to {hi}, got '{text[:40]}'")
+        raise UsageError(f"{what}: expected an integer from {lo} to {hi}, got {quote(text, 40)}")
     return int(text)
 
 
@@ -85,7 +174,7 @@ def parse_count(text, what="--n"):
     elif m:
         value = int(m.group(2)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(3)]
     if value is None or value > MAX_N:
-        raise UsageError(f"{what}: expected a count from 0 to 2^36 (1000, 4K, 16M, 1G or 2^20), got '{text[:40]}'")
+        raise UsageError(f"{what}: expected a count from 0 to 2^36 (1000, 4K, 16M, 1G or 2^20), got {quote(text, 40)}")
     return value
 
 
@@ -93,7 +182,7 @@ def parse_range(text, what, lo=0, hi=36):
     """MIN:MAX exponents with lo <= MIN <= MAX <= hi."""
     m = re.fullmatch(r"([0-9]{1,2}):([0-9]{1,2})", text or "", re.ASCII)
     if not m or not lo <= int(m.group(1)) <= int(m.group(2)) <= hi:
-        raise UsageError(f"{what}: expected MIN:MAX with {lo} <= MIN <= MAX <= {hi}, got '{text[:40]}'")
+        raise UsageError(f"{what}: expected MIN:MAX with {lo} <= MIN <= MAX <= {hi}, got {quote(text, 40)}")
     return int(m.group(1)), int(m.group(2))
 
 
@@ -108,17 +197,13 @@ def count_text(n):
 def read_steps(path=None):
     """steps.txt as [(step, demo n)] in teaching order: "NN_name  2^k" per line, # comments."""
     path = Path(path or ROOT / "steps.txt")
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as e:
-        raise Failure(f"cannot read {path}: {e.strerror}") from None
     steps = []
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(read_text(path).splitlines(), 1):
         words = line.split("#", 1)[0].split()
         if not words:
             continue
         if len(words) != 2 or not re.fullmatch(r"[0-9]{2}_[A-Za-z0-9_]+", words[0]):
-            raise Failure(f"{path}:{number}: expected 'NN_name DEMO_N', got '{line.strip()}'")
+            raise Failure(f"{path}:{number}: expected 'NN_name DEMO_N', got {quote(line.strip())}")
         try:
             steps.append((words[0], parse_count(words[1], f"{path.name}:{number}: demo n")))
         except UsageError as e:
@@ -133,10 +218,11 @@ def step_names():
 
 
 def read_beyond(path=None):
+    """beyond.txt's steps, one per line (none without the file)."""
     path = Path(path or ROOT / "beyond.txt")
-    if not path.is_file():
+    if not os.path.lexists(path):
         return []
-    return [s for s in (line.split("#", 1)[0].strip() for line in path.read_text().splitlines()) if s]
+    return [s for s in (line.split("#", 1)[0].strip() for line in read_text(path).splitlines()) if s]
 
 
 def resolve_step(spec, steps, what="step"):
@@ -145,113 +231,298 @@ def resolve_step(spec, steps, what="step"):
     found = [s for s in steps if spec in (s, s.split("_", 1)[-1])
              or (spec.isdigit() and len(spec) <= 2 and s[:2] == spec.zfill(2))]
     if len(found) != 1:
-        raise UsageError(f"{what}: unknown step '{spec[:40]}' (known: {steps[0]} ... {steps[-1]})")
+        raise UsageError(f"{what}: unknown step {quote(spec, 40)} (known: {steps[0]} ... {steps[-1]})")
     return found[0]
 
 
-# --- writing -------------------------------------------------------------------------------------
+# --- reading -------------------------------------------------------------------------------------
 
-def check_can_create(folder, what):
-    """folder is a folder or can be made (its nearest existing ancestor is a writable folder)."""
-    folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"{what}: {folder} is not a folder")
-    parent = folder
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise UsageError(f"{what}: cannot create {folder} ({parent} is not a writable folder)")
+def kind_of(mode):
+    """What a file that is not a regular one is, for a message."""
+    kinds = [(stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symlink")]
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
-def write_files(files):
-    """Writes {path: text or bytes} all or nothing. A regular file (or a new one) is written to a
-    temporary file beside it and renamed over it only when every file is ready; a rename that fails
-    puts back the ones before it. A device, FIFO or symlink is never replaced: a symlink or a
-    character device is written in place after all the others are ready, anything else is refused."""
-    temps, in_place = [], []
+def read_bytes(path, limit=MAX_READ):
+    """A regular file's bytes, at most limit of them. A FIFO, a device (a link to /dev/zero too), a
+    folder or a larger file is refused with one line naming it (Failure) before anything is read."""
+    name = quote(path)
+    too_large = Failure(f"{name} is larger than {limit >> 20} MiB, the most read here")
     try:
-        for path, data in files.items():
-            path = Path(path)
-            data = data if isinstance(data, bytes) else data.encode()
-            try:
-                mode = os.lstat(path).st_mode if os.path.lexists(path) else None
-                if mode is not None and not stat.S_ISREG(mode):
-                    if stat.S_ISLNK(mode) or stat.S_ISCHR(mode):
-                        in_place.append((path, data))
-                        continue
-                    raise Failure(f"cannot write {path}: not a regular file; nothing written")
-                if mode is not None and not os.access(path, os.W_OK):
-                    raise PermissionError(13, "Permission denied")
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-                temps.append((Path(tmp), path))
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.chmod(tmp, stat.S_IMODE(mode) if mode is not None else 0o644)
-            except OSError as e:
-                raise Failure(f"cannot write {path}: {e.strerror or e}; nothing written") from None
-        _rename_all(temps)
-        temps = []
-        for path, data in in_place:
-            try:
-                with open(path, "wb") as f:
-                    f.write(data)
-            except OSError as e:
-                raise Failure(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        for tmp, _ in temps:
-            tmp.unlink(missing_ok=True)
-
-
-def _rename_all(pairs):
-    done, backups = [], {}
-    try:
-        for tmp, path in pairs:
-            if path.exists():
-                backups[path] = path.with_name(f".{path.name}.old")
-                os.link(path, backups[path])  # the old contents, until all are renamed
-            os.replace(tmp, path)
-            done.append(path)
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            raise Failure(f"{name} is {kind_of(mode)}, not a file")
+        # O_NONBLOCK: were it swapped for a FIFO since, the open returns at once and fstat refuses it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise Failure(f"{name} is {kind_of(st.st_mode)}, not a file")
+            if st.st_size > limit:
+                raise too_large
+            data = f.read(limit + 1)  # the size is a hint only (a /proc file says 0)
     except OSError as e:
-        for p in done:
-            os.replace(backups.pop(p), p) if p in backups else p.unlink()
-        raise Failure(f"cannot write {path}: {e.strerror or e}; nothing written") from None
-    finally:
-        for b in backups.values():
-            b.unlink(missing_ok=True)
+        raise Failure(f"cannot read {name}: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise too_large
+    return data
 
 
-def dump_json(value):
-    return json.dumps(value, indent=1) + "\n"
-
-
-def read_json(path):
-    path = Path(path)
+def read_text(path, limit=MAX_READ):
+    """A regular file's text (UTF-8, its line endings as they are), as read_bytes reads it."""
     try:
-        return json.loads(path.read_text())
-    except OSError as e:
-        raise Failure(f"cannot read {path}: {e.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise Failure(f"{path}: not JSON ({e})") from None
+        return read_bytes(path, limit).decode()
+    except UnicodeDecodeError as e:
+        raise Failure(f"{quote(path)}: not UTF-8 text (byte {e.start})") from None
+
+
+def _object(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"the key {quote(k, 40)} appears twice")
+        out[k] = v
+    return out
+
+
+def _number(kind):
+    def parse(text):
+        if len(text) > 40:
+            raise ValueError(f"a number of {len(text)} characters")
+        return kind(text)
+    return parse
+
+
+def _constant(text):
+    raise ValueError(f"{text} is not a JSON number")
+
+
+def parse_json(text, where):
+    """JSON as the executables write it; a duplicate key, a number of more than 40 characters, NaN or
+    nesting deeper than Python's recursion limit is refused with one line naming where (Failure)."""
+    try:
+        return json.loads(text, object_pairs_hook=_object, parse_int=_number(int), parse_float=_number(float),
+                          parse_constant=_constant)
+    except json.JSONDecodeError as e:
+        raise Failure(f"{where}: not JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
+    except RecursionError:
+        raise Failure(f"{where}: not JSON the suite writes (nested too deeply)") from None
+    except ValueError as e:
+        raise Failure(f"{where}: not JSON the suite writes ({e})") from None
+
+
+def read_json(path, kind=None):
+    """A JSON file (read_text, parse_json); kind=dict requires an object."""
+    value = parse_json(read_text(path), quote(path))
+    if kind is dict and not isinstance(value, dict):
+        raise Failure(f"{quote(path)}: expected a JSON object")
+    return value
 
 
 def read_json_lines(path):
     """A file of JSON objects, one per line."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise Failure(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
     out = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(read_text(path).splitlines(), 1):
         if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise Failure(f"{path}:{number}: not a JSON record") from None
+            out.append(parse_json(line, f"{quote(path)}:{number}"))
             if not isinstance(out[-1], dict):
-                raise Failure(f"{path}:{number}: not a JSON object")
+                raise Failure(f"{quote(path)}:{number}: not a JSON object")
     return out
+
+
+def _is_number(v, positive=False):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf") and (
+        v > 0 if positive else v >= 0)
+
+
+FIELDS = {"step": lambda v: isinstance(v, str),
+          "n": lambda v: (_is_number(v) and v == int(v)) or (isinstance(v, str) and bool(re.fullmatch("[0-9]{1,20}", v))),
+          "median_ms": lambda v: _is_number(v, True), "gbps": _is_number, "pct_peak": _is_number,
+          "peak_gbps": lambda v: _is_number(v, True)}
+
+
+def records_of(value, where, need=("step", "n", "median_ms", "gbps")):
+    """value["records"] of a record file (table.json, sweep.json) as a list of objects, each with the
+    fields need (checked as FIELDS says); else a Failure naming where and the first field missing."""
+    records = value.get("records") if isinstance(value, dict) else None
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise Failure(f"{where}: expected an object whose records are a list of objects")
+    check_fields(records, where, need)
+    return records
+
+
+def check_fields(records, where, need):
+    for r in records:
+        bad = next((f for f in need if not FIELDS[f](r.get(f))), None)
+        if bad:
+            raise Failure(f"{where}: a record of step {quote(r.get('step'), 40)} has no valid {bad}")
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT, SIGTERM and SIGHUP wait until the block ends: renames are never cut in half."""
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD) if main else None
+    try:
+        yield
+    finally:
+        if main:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def check_folder(folder, what):
+    """folder is a folder in which a file can be made, or can be made itself: refused (UsageError)
+    before any work where it cannot (a file, a link loop, a dangling link, /proc, a read-only place)."""
+    if not str(folder).strip():
+        raise UsageError(f"{what}: empty")
+    p = Path(os.path.abspath(folder))
+    while True:
+        try:
+            mode = os.stat(p).st_mode
+            break
+        except FileNotFoundError:
+            if os.path.lexists(p):
+                raise UsageError(f"{what}: {quote(p)} is a symlink to nothing") from None
+        except NotADirectoryError:
+            pass
+        except OSError as e:
+            raise UsageError(f"{what}: cannot use {quote(folder)}: {e.strerror or e}") from None
+        p = p.parent
+    if not stat.S_ISDIR(mode):
+        raise UsageError(f"{what}: {quote(p)} is {kind_of(mode) if not stat.S_ISREG(mode) else 'a file'}, not a folder")
+    try:  # the one sure test: make a file there (and remove it)
+        fd, probe = tempfile.mkstemp(dir=p, prefix=".reduce-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise UsageError(f"{what}: cannot write in {quote(p)}: {e.strerror or e}") from None
+
+
+def check_target(path):
+    """The file a write of path replaces: path, or the file its symlink names (the link stays, as
+    common/files.cpp's FileWriter does). Anything but a regular file or a new file is refused
+    (Failure) before anything is written: a folder, FIFO, device or socket, a dangling link."""
+    path, name = Path(path), quote(path)
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            st = os.stat(path)
+            path = Path(os.path.realpath(path))
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            raise Failure(f"cannot write {name}: a symlink to nothing") from None
+        st = None
+    except OSError as e:
+        raise Failure(f"cannot write {name}: {e.strerror or e}") from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise Failure(f"cannot write {name}: it is {kind_of(st.st_mode)}, not a file; nothing written")
+    if st is not None and not os.access(path, os.W_OK):
+        raise Failure(f"cannot write {name}: Permission denied; nothing written")
+    try:
+        check_folder(path.parent, "cannot write " + name)
+    except UsageError as e:
+        raise Failure(str(e)) from None
+    return path
+
+
+def write_files(files):
+    """Writes {path: text or bytes} all or nothing. Every target is checked first (check_target); each
+    file goes to a temporary file beside its target, and the temporary files are renamed over the
+    targets only once every one is ready. On any exception (KeyboardInterrupt, SIGTERM) the temporary
+    files and the folders made are removed and the old files stay; a rename that fails puts back the
+    ones before it."""
+    plan = [(check_target(p), p, d if isinstance(d, bytes) else d.encode()) for p, d in files.items()]
+    if len({t for t, _, _ in plan}) != len(plan):
+        raise Failure("two of the files to write are one file (a link and its target); nothing written")
+    temps, made, path = [], [], None
+    try:
+        for target, path, data in plan:
+            made += _make_folders(target.parent)
+            old = os.stat(target) if os.path.exists(target) else None
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            temps.append((tmp, target))
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, stat.S_IMODE(old.st_mode) if old else 0o666 & ~_UMASK)
+            if old:
+                with contextlib.suppress(OSError):  # root writing another's file keeps its owner
+                    os.chown(tmp, old.st_uid, old.st_gid)
+        with _signals_held():
+            path = None
+            _rename_all(temps)
+            temps, made = [], []
+    except OSError as e:
+        raise Failure(f"cannot write {quote(path)}: {e.strerror or e}; nothing written") from None
+    finally:
+        with _signals_held():
+            for tmp, _ in temps:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
+
+
+def _make_folders(folder):
+    """Makes folder and the folders above it that are missing; returns those made, the outermost first."""
+    missing = []
+    while not os.path.isdir(folder):
+        missing.append(folder)
+        folder = folder.parent
+    for f in reversed(missing):
+        os.mkdir(f)
+    return list(reversed(missing))
+
+
+def _rename_all(pairs):
+    """Renames each temporary file over its target; on any failure puts back the targets renamed."""
+    backups, done = {}, []
+    try:
+        for _, target in pairs:  # the old files, under another name until every rename is done
+            if os.path.exists(target):
+                backups[target] = _keep(target)
+        for tmp, target in pairs:
+            os.replace(tmp, target)
+            done.append(target)
+    except BaseException as e:
+        for target in reversed(done):
+            if target in backups:
+                os.replace(backups.pop(target), target)
+            else:
+                os.unlink(target)
+        if isinstance(e, OSError):
+            raise Failure(f"cannot write {quote(pairs[len(done)][1])}: {e.strerror or e}; nothing written") from None
+        raise
+    finally:
+        for b in backups.values():
+            with contextlib.suppress(OSError):
+                os.unlink(b)
+
+
+def _keep(path):
+    """A hard link (else a copy) of path beside it, under a new name; returns that name."""
+    fd, keep = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".old")
+    os.close(fd)
+    try:
+        os.unlink(keep)
+        os.link(path, keep)
+    except OSError:
+        shutil.copy2(path, keep)
+    return keep
+
+
+def dump_json(value):
+    return json.dumps(value, indent=1) + "\n"
 
 
 # --- provenance ----------------------------------------------------------------------------------
@@ -337,4 +608,7 @@ def gpu_count():
 
 
 def progress(text):
-    print(text, file=sys.stderr, flush=True)
+    """A line on stderr (none where stderr is closed)."""
+    if sys.stderr is not None:
+        with contextlib.suppress(OSError, ValueError):
+            print(text, file=sys.stderr, flush=True)

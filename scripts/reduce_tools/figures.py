@@ -6,8 +6,8 @@ All are drawn before any is written, then written together."""
 
 import io
 
-from .common import CEILING_TOOL, ROOT, Failure, UsageError, count_text, write_files
-from .readme import Data
+from .common import CEILING_TOOL, FIELDS, ROOT, Failure, UsageError, check_target, count_text, quote, write_files
+from .readme import Data, rel
 
 OUT = ROOT / "docs" / "figures"
 
@@ -75,7 +75,7 @@ def steps(plt, g):
     fig, ax = plt.subplots(figsize=(7, 3.5))
     colours = ["tab:blue"] * (len(g.records) - 1) + ["black"]  # the library is the last step
     ax.bar([r["step"][:2] for r in g.records], [r["gbps"] for r in g.records], color=colours)
-    ax.axhline(g.records[0]["peak_gbps"], color="grey", ls=":", lw=1, label="theoretical bandwidth")
+    ax.axhline(peak(g), color="grey", ls=":", lw=1, label="theoretical bandwidth")
     if g.ceiling:
         ax.axhline(g.ceiling["gbps"], color="black", ls="--", lw=1, label="read ceiling")
     ax.legend(fontsize=8, loc="upper left")
@@ -83,15 +83,27 @@ def steps(plt, g):
     return fig
 
 
+def peak(g):
+    """The GPU's theoretical bandwidth, from its table's first record (else its meta)."""
+    value = g.records[0].get("peak_gbps", g.meta.get("peak_gbps"))
+    if not FIELDS["peak_gbps"](value):
+        raise Failure(f"{quote(rel(g.dir / 'table.json'))}: its records hold no valid peak_gbps (the GPU's theoretical GB/s)")
+    return value
+
+
 def main(args):
     data = Data()
+    for g in data.gpus:
+        peak(g)
     todo = plans(data)
     if args.only is not None:
         wanted = args.only.split(",")
         bad = [w for w in wanted if w + ".png" not in todo and w not in todo]
         if not args.only or bad:
-            raise UsageError(f"--only: unknown figure '{(bad or [''])[0][:40]}' (known: {', '.join(sorted(todo))})")
+            raise UsageError(f"--only: unknown figure {quote((bad or [''])[0], 40)} (known: {', '.join(sorted(todo))})")
         todo = {k: v for k, v in todo.items() if k in wanted or k[:-4] in wanted}
+    for name in todo:  # before any is drawn
+        check_target(OUT / name)
     plt = _plt()
     files = {OUT / name: _png(plt, draw(plt)) for name, draw in todo.items()}
     write_files(files)

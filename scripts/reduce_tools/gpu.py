@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .bench import probe
 from .common import (ROOT, SANITIZE_N, Failure, NoGpu, UsageError, dump_json, git_commit, gpu_count, gpu_folder, read_beyond,
-                     meta_of, progress, read_json, step_names, today, write_files)
+                     meta_of, progress, read_bytes, read_json, step_names, today, write_files)
 from .runlist import SANITIZERS, RunList
 
 PARTS = ("build", "tests", "huge", "sanitizer", "table", "sweep", "measure", "profile", "variants", "ab")
@@ -46,8 +46,9 @@ class Session:
     def part(self, name, cmd, **kw):
         progress(f"{name}: running (logs/{name}.log)")
         start = time.time()
-        with open(self.logs / f"{name}.log", "w") as log:
-            rc = subprocess.run([str(c) for c in cmd], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, **kw).returncode
+        p = subprocess.run([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, **kw)
+        write_files({self.logs / f"{name}.log": p.stdout})
+        rc = p.returncode
         self.note(f"{name}: exit {rc} ({time.time() - start:.0f} s)")
         self.ok &= rc == 0
         return rc
@@ -90,7 +91,7 @@ def sanitize(session, jobs):
         return label, p.returncode, f"=== {label}\n{p.stdout}{p.stderr}"
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         done = list(pool.map(one, runs))
-    (session.logs / "sanitizer.log").write_text("".join(text for _, _, text in done))
+    write_files({session.logs / "sanitizer.log": "".join(text for _, _, text in done)})
     bad = [f"{label} (exit {rc})" for label, rc, _ in done if rc != 0]
     session.note(f"compute-sanitizer: {len(runs) - len(bad)} of {len(runs)} runs clean ({time.time() - start:.0f} s)"
                  + (f"; first failure: {bad[0]}" if bad else ""))
@@ -106,13 +107,13 @@ def tests(session, huge=False):
     jobs = "1" if huge else str(min(32, os.cpu_count() or 4))  # a core each: the CPU references dominate
     session.part(name, ["ctest", "--test-dir", session.build, "-j", jobs, "-L" if huge else "-LE", "huge",
                         "--timeout", "900", "--output-junit", junit])
-    log = (session.logs / f"{name}.log").read_text(errors="replace")
+    log = read_bytes(session.logs / f"{name}.log", 1 << 30).decode(errors="replace")
     summary = (re.findall(r"^\d+% tests passed.*$", log, re.M) or ["no ctest summary"])[-1]
     failed = re.findall(r"^\s*\d+ - (\S+) \((?:Failed|Timeout|Exception|SEGFAULT)[^)]*\)", log, re.M)  # ctest's closing list
     if failed:
         summary += f" (failed: {', '.join(failed[:5])}{', ...' if len(failed) > 5 else ''})"
     skips = subprocess.run([*SUITE, "skips", junit, "--allow", "needs [0-9]+ GPUs"], capture_output=True, text=True)
-    (session.logs / f"skips_{name}.txt").write_text(skips.stdout + skips.stderr)
+    write_files({session.logs / f"skips_{name}.txt": skips.stdout + skips.stderr})
     if skips.returncode != 0:
         session.note(f"{name}: a test skipped on the GPU machine for a reason other than too few GPUs (logs/skips_{name}.txt)")
         session.ok = False
@@ -129,7 +130,7 @@ def variants(session, build, where, first):
         texts = []
         for one in sets:
             p = subprocess.run([build / "bin" / "perf" / "perf_variants", one, "--format", "text"], capture_output=True, text=True)
-            (session.logs / f"variants_{one}.log").write_text(p.stdout + p.stderr)
+            write_files({session.logs / f"variants_{one}.log": p.stdout + p.stderr})
             session.note(f"variants {one}: exit {p.returncode}")
             session.ok &= p.returncode == 0
             texts.append(p.stdout.rstrip())
@@ -206,7 +207,7 @@ def main(args):
         s.part("ab_aa", [*SUITE, "ab", "10", "--aa", "--range", "10:29", *common])
         s.part("ab_06_10", [*SUITE, "ab", "06", "07", "08", "09", "10", *common])
     if check:  # with the parts an earlier call of this session ran at the same commit into the same OUT
-        held = read_json(where / "check.json") if (where / "check.json").is_file() else {}
+        held = read_json(where / "check.json", dict) if os.path.lexists(where / "check.json") else {}
         if held.get("commit") != os.environ["REDUCE_COMMIT"]:
             held = {}
         write_files({where / "check.json": dump_json({**held, **check, "commit": os.environ["REDUCE_COMMIT"], "date": today()})})

@@ -7,7 +7,7 @@ import difflib
 import re
 import sys
 
-from .common import ROOT, Failure, UsageError, resolve_step, step_names
+from .common import ROOT, Failure, UsageError, read_text, resolve_step, step_names
 
 BUDGET = 40
 COLOURS = {"+": "\033[32m", "-": "\033[31m", "@": "\033[36m"}
@@ -64,8 +64,8 @@ def neutral(lines, step):
 
 def counts(a, b):
     """(removed, added, changed) code lines between the kernel files of steps a and b."""
-    la = neutral(code_lines(kernel_file(a).read_text()), a)
-    lb = neutral(code_lines(kernel_file(b).read_text()), b)
+    la = neutral(code_lines(read_text(kernel_file(a))), a)
+    lb = neutral(code_lines(read_text(kernel_file(b))), b)
     removed = added = changed = 0
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, la, lb, autojunk=False).get_opcodes():
         if tag != "equal":
@@ -103,7 +103,7 @@ def main(args):
         return 1 if args.check and changed > BUDGET else 0
     fa, fb = kernel_file(a), kernel_file(b)
     def read(f):
-        return [x + "\n" for x in code_lines(f.read_text())] if args.no_comments else f.read_text().splitlines(True)
+        return [x + "\n" for x in code_lines(read_text(f))] if args.no_comments else read_text(f).splitlines(True)
     tty = sys.stdout.isatty()
     for line in difflib.unified_diff(read(fa), read(fb), f"a/{fa.relative_to(ROOT)}", f"b/{fb.relative_to(ROOT)}"):
         line = line if line.endswith("\n") else line + "\n"

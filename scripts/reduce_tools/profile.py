@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import tables
 from .bench import probe
-from .common import Failure, dump_json, exe_path, gpu_folder, meta_of, progress, step_names, write_files
+from .common import Failure, check_target, dump_json, exe_path, gpu_folder, meta_of, progress, quote, step_names, write_files
 from .runlist import RunList
 
 METRICS = ["gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "smsp__inst_executed.sum",
@@ -30,7 +30,7 @@ def ncu(exe, args, kernels, launches, metrics):
     if p.returncode != 0 or len(rows) < 2:
         why = [x for x in (p.stderr + p.stdout).splitlines() if "==ERROR==" in x or "==WARNING==" in x]
         why = why[-1:] or ["no counters"]
-        raise Failure(f"ncu on {exe.name} {' '.join(args)}: exit {p.returncode}: {why[0]}")
+        raise Failure(f"ncu on {exe.name} {quote(' '.join(args))}: exit {p.returncode}: {why[0]}")
     return rows
 
 
@@ -48,6 +48,11 @@ def main(args):
         targets = [(s, exe_path(args.build_dir, s), ["--n", n, "--iters", "1", "--warmup", "0", "--cpu-runs", "0"],
                     "regex:reduce_|DeviceReduce") for s in step_names()]
     first = probe(targets[0][1])
+    if args.out:  # the files, checked before the first run
+        folder = Path(args.out) / gpu_folder(first) / (Path(args.step) / "profile" if args.step else "progression")
+        names = (folder / "profile.csv", folder / ("meta.json" if args.step else "profile.meta.json"))
+        for f in names:
+            check_target(f)
     out, header = io.StringIO(), None
     writer = csv.writer(out, lineterminator="\n")
     for name, exe, a, kernels in targets:
@@ -62,7 +67,6 @@ def main(args):
     text = out.getvalue()
     print(tables.profile_table(tables.read_profile(text)))
     if args.out:
-        folder = Path(args.out) / gpu_folder(first) / (Path(args.step) / "profile" if args.step else "progression")
         meta = dump_json(meta_of(first, by="scripts/suite profile", clock_control="none", **({} if args.step else {"n": args.n})))
-        write_files({folder / "profile.csv": text, folder / ("meta.json" if args.step else "profile.meta.json"): meta})
+        write_files(dict(zip(names, (text, meta))))
     return 0

@@ -24,6 +24,7 @@ missing spaces too), on a name it cannot fill, and on a block the file held at g
 Writing changes nothing unless every file renders; then all are written together.
 """
 
+import csv
 import difflib
 import os
 import re
@@ -31,8 +32,8 @@ import subprocess
 from pathlib import Path
 
 from . import tables
-from .common import (CEILING_TOOL, RESULTS, ROOT, Failure, count_text, read_beyond, read_json, read_json_lines, read_steps,
-                     write_files)
+from .common import (CEILING_TOOL, FIELDS, RESULTS, ROOT, Failure, check_fields, count_text, quote, read_beyond, read_json,
+                     read_json_lines, read_steps, read_text, records_of, write_files)
 from .runlist import RunList
 
 COMMENT = re.compile(r"<!--(.*?)-->", re.S)
@@ -74,68 +75,92 @@ def footer_line(folder, meta, start, also=None, others=()):
             f"{meta.get('device', '?')}, CUDA {meta.get('cuda_runtime', '?')}")
 
 
+def optional(path, read, default):
+    """read(path) where something is at path (a FIFO or a device there is refused by the read), else default."""
+    return read(path) if os.path.lexists(path) else default
+
+
+def read_dict(path):
+    return read_json(path, dict)
+
+
+def read_profile(path):
+    try:
+        return tables.read_profile(read_text(path))
+    except (ValueError, csv.Error) as e:
+        raise Failure(f"{quote(rel(path))}: {e}") from None
+
+
 class Gpu:
     """One GPU's progression: results/<gpu>/progression (table.json, sweep.json, profile.csv, ...)."""
 
     def __init__(self, folder):
         self.folder, self.dir = folder, folder / "progression"
-        table = read_json(self.dir / "table.json")
-        if not isinstance(table, dict) or not isinstance(table.get("records"), list) or "meta" not in table:
-            raise Failure(f"{rel(self.dir)}/table.json: expected an object with meta and records")
-        self.meta, self.records, self.ceiling = table["meta"], table["records"], table.get("ceiling")
+        where = quote(rel(self.dir / "table.json"))
+        table = read_dict(self.dir / "table.json")
+        self.records = records_of(table, where, ("step", "n", "median_ms", "gbps", "pct_peak"))
+        self.meta, self.ceiling = table.get("meta"), table.get("ceiling")
+        if not isinstance(self.meta, dict) or not self.records:
+            raise Failure(f"{where}: expected an object with meta and records")
+        if self.ceiling is not None and not (isinstance(self.ceiling, dict) and FIELDS["n"](self.ceiling.get("n"))
+                                             and FIELDS["peak_gbps"](self.ceiling.get("gbps"))):
+            raise Failure(f"{where}: its ceiling has no valid n or gbps")
         self.name = label(self.meta)
-        sweep = read_json(self.dir / "sweep.json") if (self.dir / "sweep.json").is_file() else {}
-        self.sweep, self.sweep_meta = sweep.get("records", []), sweep.get("meta", self.meta)
-        self.profile = (tables.read_profile((self.dir / "profile.csv").read_text())
-                        if (self.dir / "profile.csv").is_file() else [])
-        meta = self.dir / "profile.meta.json"
-        self.profile_meta = read_json(meta) if meta.is_file() else {}
-        self.check = read_json(self.dir / "check.json") if (self.dir / "check.json").is_file() else None
+        sweep = optional(self.dir / "sweep.json", read_dict, {"records": []})
+        self.sweep = records_of(sweep, quote(rel(self.dir / "sweep.json")))
+        self.sweep_meta = sweep.get("meta") if isinstance(sweep.get("meta"), dict) else self.meta
+        self.profile = optional(self.dir / "profile.csv", read_profile, [])
+        self.profile_meta = optional(self.dir / "profile.meta.json", read_dict, {})
+        self.check = optional(self.dir / "check.json", read_dict, None)
         self.text_sets, self.set_metas = {}, {}
         for name in ("variants.txt", "ablation.txt"):
             meta = self.dir / name.replace(".txt", ".meta.json")
-            if meta.is_file():
-                self.set_metas[name] = read_json(meta)
-            if (self.dir / name).is_file():
-                current = None
-                for line in (self.dir / name).read_text().splitlines():
-                    if line.startswith("set ") and ":" in line:
-                        current = line[4:line.index(":")].strip()
-                        self.text_sets[current] = []
-                    if current:
-                        self.text_sets[current].append(line)
+            if os.path.lexists(meta):
+                self.set_metas[name] = read_dict(meta)
+            current = None
+            for line in optional(self.dir / name, read_text, "").splitlines():
+                if line.startswith("set ") and ":" in line:
+                    current = line[4:line.index(":")].strip()
+                    self.text_sets[current] = []
+                if current:
+                    self.text_sets[current].append(line)
 
 
 class Beyond:
     """One GPU folder's records of a step beyond the progression."""
 
     def __init__(self, folder, plan):
-        self.folder, self.meta = folder, read_json(folder / "meta.json")
+        self.folder, self.meta = folder, read_dict(folder / "meta.json")
         names = [p.stem for p in folder.glob("*.json") if p.name != "meta.json" and not p.name.startswith("read_ceiling")]
-        order = self.meta.get("runs", [])  # the run list's order, then any other record file of the folder
-        names.sort(key=lambda n: (order.index(n) if n in order else len(order), n))
+        order = self.meta.get("runs") if isinstance(self.meta.get("runs"), list) else []
+        names.sort(key=lambda n: (order.index(n) if n in order else len(order), n))  # the run list's order, then the rest
         self.results = [(name, read_json_lines(folder / f"{name}.json")) for name in names]
         if not self.results or not all(rs for _, rs in self.results):
-            raise Failure(f"{rel(folder)}: no records, or an empty record file")
-        ceilings = (read_json(p) for p in folder.glob("read_ceiling_*.json"))
-        self.ceilings = {int(c["bytes"]): c for c in ceilings if "bytes" in c}
+            raise Failure(f"{quote(rel(folder))}: no records, or an empty record file")
+        for name, rs in self.results:
+            check_fields(rs, quote(rel(folder / f"{name}.json")), ("n", "median_ms", "gbps", "pct_peak"))
+        self.ceilings = {}
+        for p in folder.glob("read_ceiling_*.json"):
+            c = read_dict(p)
+            if not (FIELDS["n"](c.get("bytes")) and FIELDS["peak_gbps"](c.get("gbps"))):
+                raise Failure(f"{quote(rel(p))}: no valid bytes or gbps")
+            self.ceilings[int(c["bytes"])] = c
         self.plan = plan
-        prof = folder / "profile" / "profile.csv"
-        self.profile = tables.read_profile(prof.read_text()) if prof.is_file() else []
-        self.profile_meta = read_json(folder / "profile" / "meta.json") if (folder / "profile" / "meta.json").is_file() else {}
+        self.profile = optional(folder / "profile" / "profile.csv", read_profile, [])
+        self.profile_meta = optional(folder / "profile" / "meta.json", read_dict, {})
 
 
 class Data:
     def __init__(self):
         self.steps = read_steps()
         self.names = [s for s, _ in self.steps]
-        self.gpus = [Gpu(f) for f in gpu_dirs() if (f / "progression" / "table.json").is_file()]
+        self.gpus = [Gpu(f) for f in gpu_dirs() if os.path.lexists(f / "progression" / "table.json")]
         if not self.gpus:
             raise Failure("no results/<gpu>/progression/table.json to render from")
         self.beyond = {}
         for step in read_beyond():
-            plan = RunList(step) if (ROOT / step / "runs.txt").is_file() else None
-            self.beyond[step] = [Beyond(f / step, plan) for f in gpu_dirs() if (f / step / "meta.json").is_file()]
+            plan = RunList(step) if os.path.lexists(ROOT / step / "runs.txt") else None
+            self.beyond[step] = [Beyond(f / step, plan) for f in gpu_dirs() if os.path.lexists(f / step / "meta.json")]
 
     # --- the progression's blocks ---------------------------------------------------------------
 
@@ -295,12 +320,12 @@ class Data:
         start = md.parent
         step = md.parent.name if md.parent != ROOT else None
         if step in self.beyond:
-            text = md.read_text()
+            text = read_text(md)
             return "\n".join(footer_line(b.folder, b.meta, start, others=[("profile/", b.profile_meta)]
                                           if b.profile and b.profile_meta and f"<!-- {step}:profile:begin" in text else [])
                              for b in self.beyond[step]) or "Not measured yet."
         if step in self.names:
-            text = md.read_text()
+            text = read_text(md)
             return "\n".join(footer_line(g.dir, g.sweep_meta, start, also=g.meta, others=self.drawn_from(g, text))
                              for g in self.gpus)
         return "\n".join(footer_line(g.dir, g.meta, start) for g in self.gpus)
@@ -347,10 +372,16 @@ class Data:
 
 
 def markdown_files():
+    """README.md, the other Markdown files at the top and under docs/, and every step's README (a step
+    folder without one fails)."""
     files = [ROOT / "README.md"] + sorted(p for p in ROOT.glob("*.md") if p.name != "README.md")
     files += sorted(p for p in (ROOT / "docs").rglob("*.md") if p != RESULTS_PAGE) if (ROOT / "docs").is_dir() else []
-    steps = [s for s, _ in read_steps()] + read_beyond()
-    files += [ROOT / s / "README.md" for s in steps if (ROOT / s / "README.md").is_file()]
+    for step in [s for s, _ in read_steps()] + read_beyond():
+        md = ROOT / step / "README.md"
+        if os.path.lexists(md):
+            files.append(md)
+        elif (ROOT / step).is_dir():
+            raise Failure(f"{quote(rel(md))}: missing (every step's folder holds its README)")
     return files
 
 
@@ -366,7 +397,7 @@ def blocks(text, where):
         name, _, edge = inner.rpartition(":")
         if m.group(0) != f"<!-- {name}:{edge} -->" or not re.fullmatch(r"[A-Za-z0-9_.:-]+", name):
             line = text.count("\n", 0, m.start()) + 1
-            raise Failure(f"{where}:{line}: marker '{m.group(0)}' is not written '<!-- NAME:begin -->' or "
+            raise Failure(f"{where}:{line}: marker {quote(m.group(0), 60)} is not written '<!-- NAME:begin -->' or "
                           "'<!-- NAME:end -->'")
         if edge == "begin":
             if open_name is not None:
@@ -398,7 +429,8 @@ def held_at_head(md):
 def render_all(data):
     """{path: (old text, new text)} for every Markdown file with blocks, and the results page. A block
     the file held at HEAD counts as lost unless another file holds it now (it moved) or it is retired."""
-    files = {md: md.read_text() for md in markdown_files()}
+    raw = {md: read_text(md) for md in markdown_files()}
+    files = {md: text.replace("\r\n", "\n") for md, text in raw.items()}  # written back with LF line endings
     found = {md: blocks(text, rel(md)) for md, text in files.items()}
     anywhere = {n for f in found.values() for n, _, _ in f}
     out = {}
@@ -411,9 +443,9 @@ def render_all(data):
         for name, begin, end in found[md]:
             new += [text[last:begin], "\n" + data.render(name, md).rstrip("\n") + "\n"]
             last = end
-        out[md] = (text, "".join(new) + text[last:])
-    if len(data.gpus) > 1 or RESULTS_PAGE.exists():
-        out[RESULTS_PAGE] = (RESULTS_PAGE.read_text() if RESULTS_PAGE.is_file() else "", data.results_page())
+        out[md] = (raw[md], "".join(new) + text[last:])
+    if len(data.gpus) > 1 or os.path.lexists(RESULTS_PAGE):
+        out[RESULTS_PAGE] = (optional(RESULTS_PAGE, read_text, ""), data.results_page())
     return out
 
 
@@ -422,6 +454,8 @@ def main(args):
     changed = {p: new for p, (old, new) in rendered.items() if old != new}
     if args.check or args.dry_run:
         for p, new in changed.items():
+            if "\r" in rendered[p][0]:
+                print(f"{rel(p)}: CRLF line endings (the READMEs use LF)")
             diff = difflib.unified_diff(rendered[p][0].splitlines(), new.splitlines(), f"{rel(p)} (now)",
                                         f"{rel(p)} (rendered)", lineterm="", n=1)
             print("\n".join(list(diff)[:40]))

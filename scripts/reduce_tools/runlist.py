@@ -25,7 +25,7 @@ import re
 import shlex
 from collections import namedtuple
 
-from .common import ROOT, Failure
+from .common import ROOT, Failure, quote, read_text
 
 # How many fields come before ARGUMENTS, at least and at most, for each kind.
 KINDS = {"smoke": (1, 2), "cli": (3, 3), "sanitize": (1, 1), "measure": (1, 2), "profile": (2, 2)}
@@ -58,10 +58,7 @@ class RunList:
     def __init__(self, step, text=None):
         self.step, self.path = step, ROOT / step / "runs.txt"
         if text is None:
-            try:
-                text = self.path.read_text()
-            except OSError:
-                raise Failure(f"{step}/runs.txt: cannot read it (a step beyond the progression lists its runs there)") from None
+            text = read_text(self.path)
         self.runs, self.title, self.columns, self.ceiling, self.tables = [], "", [], True, {}
         self.skip, self.largest = None, False
         items = [(k, line.split("#", 1)[0].strip()) for k, line in enumerate(text.splitlines(), 1)]
@@ -94,7 +91,7 @@ class RunList:
             return
         kind, _, rest = line.partition(" ")
         if kind not in KINDS:
-            raise Failure(f"{where}: expected a kind ({', '.join(KINDS)}) or a setting, got '{line[:40]}'")
+            raise Failure(f"{where}: expected a kind ({', '.join(KINDS)}) or a setting, got {quote(line, 40)}")
         parts = [p.strip() for p in rest.split("|")]
         lo, hi = KINDS[kind]
         if kind == "profile":  # the kernel filter may hold "|": NAME | KERNELS | ARGUMENTS

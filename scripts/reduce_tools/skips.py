@@ -4,14 +4,15 @@ from Testing/Temporary/LastTest.log (which logs a test that exits 77 as passed, 
 The grouped GPU tests (gpu.all, smoke.all) print "skipped N: REASON" per reason; those count case by case.
 --allow: exit 1 when a skip's reason does not match REGEX (the GPU session allows "needs N GPUs")."""
 
+import os
 import re
-import sys
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from .common import ROOT, Failure, UsageError
+from .common import ROOT, Failure, UsageError, one_line, progress, quote, read_bytes
 
+MAX_LOG = 512 << 20  # ctest's JUnit file and LastTest.log hold every test's output
 JUNIT = Path("Testing") / "junit.xml"
 LAST_TEST = Path("Testing") / "Temporary" / "LastTest.log"
 
@@ -39,9 +40,9 @@ def reasons(output, fallback):
 
 def from_junit(path):
     try:
-        root = ET.parse(path).getroot()
-    except (ET.ParseError, OSError) as e:
-        raise Failure(f"{path}: not a JUnit file ({e})") from None
+        root = ET.fromstring(read_bytes(path, MAX_LOG))
+    except ET.ParseError as e:
+        raise Failure(f"{quote(path)}: not a JUnit file ({e})") from None
     cases = list(root.iter("testcase"))
     skipped = [c for c in cases if c.find("skipped") is not None]
     return len(cases), [(c.get("name", "?"), reasons(c.findtext("system-out") or "", c.find("skipped").get("message", "")))
@@ -49,7 +50,7 @@ def from_junit(path):
 
 
 def from_last_test(path):
-    text = path.read_text(errors="replace")
+    text = read_bytes(path, MAX_LOG).decode(errors="replace")
     total, skipped = 0, []
     for block in re.split(r"\n(?=\d+/\d+ Testing: )", text):
         m = re.match(r"\d+/\d+ Testing: (.*)", block)
@@ -64,22 +65,20 @@ def from_last_test(path):
 def main(args):
     try:
         allow = re.compile(args.allow) if args.allow is not None else None
-    except re.error as e:
-        raise UsageError(f"--allow: not a regular expression: {e}") from None
-    where = Path(args.where or ROOT / "build" / "release")
-    if not str(args.where or "x").strip():
-        raise UsageError("an empty build folder or file name was given")
-    if where.is_file():
-        source, read = where, from_junit
-    elif where.is_dir():
-        source, read = (where / JUNIT, from_junit) if (where / JUNIT).is_file() else (where / LAST_TEST, from_last_test)
-        if not source.is_file():
-            raise Failure(f"no record of a test run in {where} (run ctest there first)")
+    except (re.error, OverflowError, RecursionError, ValueError) as e:  # a{99999999999} overflows
+        raise UsageError(f"--allow: {quote(args.allow, 40)} is not a regular expression ({e})") from None
+    where = Path(args.where if args.where is not None else ROOT / "build" / "release")
+    if where.is_dir():
+        source, read = (where / JUNIT, from_junit) if os.path.lexists(where / JUNIT) else (where / LAST_TEST, from_last_test)
+        if not os.path.lexists(source):
+            raise Failure(f"no record of a test run in {quote(where)} (run ctest there first)")
+    elif os.path.lexists(where):
+        source, read = where, from_junit  # a FIFO or a device is refused by the read
     else:
-        raise UsageError(f"no such build folder or file: {where}")
+        raise UsageError(f"no such build folder or file: {quote(where)}")
     total, skipped = read(source)
     if not total:
-        raise Failure(f"{source}: no test recorded there")
+        raise Failure(f"{quote(source)}: no test recorded there")
     counts, examples = Counter(), defaultdict(list)
     for name, found in skipped:
         for count, r in found:
@@ -88,10 +87,10 @@ def main(args):
     print(f"{len(skipped)} of {total} tests skipped" + (", for these reasons:" if counts else ""))
     for r, count in counts.most_common():
         more = f", ... {len(examples[r]) - 1} more" if len(examples[r]) > 1 else ""
-        print(f"  {count:4d}  {r}  (e.g. {examples[r][0]}{more})")
+        print(one_line(f"  {count:4d}  {r}  (e.g. {examples[r][0]}{more})"))
     if allow is not None:
         refused = [name for name, found in skipped if any(not allow.search(r) for _, r in found)]
         if refused:
-            print(f"skips: {len(refused)} skips not allowed by --allow (e.g. {refused[0]})", file=sys.stderr)
+            progress(f"skips: {len(refused)} skips not allowed by --allow (e.g. {quote(refused[0])})")
             return 1
     return 0

@@ -227,7 +227,7 @@ def read_profile(text):
 
 
 def profile_table(launches):
-    names = [(m, label) for m, label in PROFILE_COLUMNS if any(m in l[4] for l in launches)]
+    names = [(m, label) for m, label in PROFILE_COLUMNS if any(m in launch[4] for launch in launches)]
     seen, cols = set(), []
     for m, label in names:
         if label not in seen:

@@ -16,10 +16,13 @@ GPUS = {"h200": ("NVIDIA H200", 4800.0), "h100": ("NVIDIA H100 80GB HBM3", 3350.
 
 # A step executable without a GPU: FAKE=nogpu exits 77, FAKE=fail prints a record that did not pass;
 # otherwise one record per run, its speed from the step's number, its samples drawn with a fixed seed.
+# FAKE_LOG=FILE: each run adds its name and arguments to FILE.
 FAKE_EXE = r'''#!/usr/bin/env python3
 import json, os, random, sys
 args = sys.argv[1:]
 mode = os.environ.get("FAKE", "")
+if os.environ.get("FAKE_LOG"):
+    open(os.environ["FAKE_LOG"], "a").write(" ".join([os.path.basename(sys.argv[0])] + args) + "\n")
 if mode == "nogpu":
     sys.exit(print("STEP: no usable CUDA device: none found", file=sys.stderr) or 77)
 if "--bogus" in args:
@@ -45,7 +48,7 @@ def record(step, n, gpu, speed, rng, samples=True):
     ms = [(4 * n / 1e9 / (100 * speed) + 1e-3) * rng.uniform(0.99, 1.01) for _ in range(20)]
     med = sorted(ms)[10]
     r = {"step": step, "lesson": f"lesson {step}", "device": GPUS[gpu][0], "n": n, "bytes": 4 * n, "median_ms": med,
-         "min_ms": min(ms), "max_ms": max(ms), "gbps": 4 * n / med / 1e6, "pct_peak": 10.0, "cpu_ms": 5.0,
+         "min_ms": min(ms), "max_ms": max(ms), "gbps": 4 * n / med / 1e6, "pct_peak": 10.0, "peak_gbps": GPUS[gpu][1], "cpu_ms": 5.0,
          "passed": True, "iters": 20, "cuda_runtime": "13.0"}
     return dict(r, samples_ms=ms) if samples else r
 

@@ -102,7 +102,7 @@ class Running(TreeCase):
         self.suite("run", "--build-dir", self.root / "build", env={"PATH": path})
         self.suite("run", "--build-dir", self.root / "build", env={"PATH": path, "CMAKE_BUILD_PARALLEL_LEVEL": "2"})
         first, second = log.read_text().splitlines()
-        jobs = int(first.split("--parallel ")[1])
+        jobs = int(first.split("--parallel ")[1].split()[0])
         self.assertTrue(1 <= jobs <= 8, first)
         self.assertNotIn("--parallel", second)
 
@@ -233,13 +233,21 @@ class BadInput(TreeCase):
                  ["figures", "--only", ""], ["figures", "--only", "gain_99"], ["lesson", "00", "02"], ["lesson", "00"],
                  ["gpu", "out", "--sanitizer-jobs", BIG], ["gpu", "out", "--parts", ""], ["skips", ""], ["skips", "nowhere"],
                  ["skips", "--allow", "("], ["runs", "13"], ["bogus"], [], ["readme", "--frobnicate"], ["run", "--steps="],
-                 ["run", "01"], ["run", "--steps", "01", "--out", "x"]]
+                 ["run", "01"], ["run", "--steps", "01", "--out", "x"],
+                 # an empty value is an error, never "absent"
+                 ["ab", "01", "--n", ""], ["ab", "01", "--range", ""], ["ab", "01", "--against", ""], ["profile", ""],
+                 ["compare", "", self.root / "results"], ["compare", self.root / "results", " "], ["run", "--build-dir", ""],
+                 ["gpu", ""], ["measure", "12", "--only", ""], ["skips", "--allow", ""],
+                 # values that are not what they say: a regex too large, control characters
+                 ["skips", "--allow", "a{99999999999}"], ["skips", "--allow", "(" * 5000], ["runs", "12\n\x1b[31mred\u2028"],
+                 ["ab", "01", "--n", "1\r\x1b[2J"], ["figures", "--only", "\x1b]0;title\x07"]]
         for args in cases:
             with self.subTest(args=[str(a)[:12] for a in args]):
                 extra = b if args[:1] in (["run"], ["lecture"], ["sweep"], ["ab"]) else []
                 rc, out, err = self.suite(*args, *extra)
                 self.assertOneLine(2, (rc, out, err))
                 self.assertTrue(err.startswith("suite: "), err)
+                self.assertFalse(any(c in err for c in "\x1b\r\x07\u2028"), err)
                 if BIG in args:
                     self.assertIn("--", err)
                     self.assertLess(len(err), 300)
@@ -261,12 +269,27 @@ class BadInput(TreeCase):
                 p.wait()
                 self.assertNotIn("Traceback", err)
                 self.assertLessEqual(len(err.strip().splitlines()), 1, err)
-        # stdout closed outright (>&-), not a pipe that closes
+
+    def test_lost_output_is_exit_1(self):
+        r, junit = self.root / "results", self.tmp.parent / "junit.xml"
+        junit.write_text('<testsuite><testcase name="a"/></testsuite>')
         env = dict(os.environ, REDUCE_ROOT=str(self.root), TMPDIR=str(self.tmp))
-        p = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, str(SUITE), "lesson", "--pairs"],
-                           capture_output=True, text=True, env=env)
-        self.assertNotIn("Traceback", p.stderr)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        cases = [["runs", "12"], ["compare", r / "h200", r / "h200"], ["skips", junit], ["lesson", "00", "01"],
+                 ["lesson", "--pairs"], ["run", "--no-build", "--build-dir", self.root / "build"], ["--help"]]
+        for args in cases:
+            with self.subTest(args=args[:2]):  # stdout closed outright (>&-)
+                p = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, str(SUITE), *map(str, args)],
+                                   capture_output=True, text=True, env=env)
+                err = p.stderr if args[0] != "run" else p.stderr.splitlines()[-1]  # after run's progress lines
+                self.assertOneLine(1, (p.returncode, "", err))
+                self.assertIn("standard output", err)
+        if os.path.exists("/dev/full"):
+            for args in (["--help"], ["runs", "12"], ["readme"]):
+                with self.subTest(full=args[0]), open("/dev/full", "w") as full:
+                    rc, _, err = self.suite(*args, stdout=full)
+                    self.assertOneLine(1, (rc, "", err))
+                    self.assertIn("No space left on device", err)
+            self.assertEqual(self.suite("readme", "--check")[0], 0)  # the files were written all the same
 
 
 class Small(TreeCase):
