@@ -46,14 +46,17 @@ DeviceInfo open_device(int ordinal) {
   d.cc_minor = prop.minor;
   d.memory_bytes = static_cast<std::int64_t>(prop.totalGlobalMem);
   // Clock and bus width come from attributes: CUDA 13 removed them from cudaDeviceProp.
-  int sms = 0, l2 = 0, clock_khz = 0, bus_bits = 0;
+  int sms = 0, l2 = 0, clock_khz = 0, bus_bits = 0, sm_clock_khz = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
   CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ordinal));
   CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, ordinal));
   CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, ordinal));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_clock_khz, cudaDevAttrClockRate, ordinal));
   d.sm_count = sms;
   d.l2_bytes = l2;
   d.peak_gbps = theoretical_gbps(clock_khz, bus_bits);
+  d.sm_clock_mhz = sm_clock_khz / 1e3;
+  d.mem_clock_mhz = clock_khz / 1e3;
   CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
   CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
   return d;

@@ -36,12 +36,18 @@ std::vector<Field> fields(const Report& r) {
   const auto str = text_field;
   const auto num = number_field;
   const auto boolean = bool_field;
+  // What the record is first: its schema and the build's commit, then the device it ran on.
   std::vector<Field> all = {
+      num("schema", kRecordSchema),
+      str("commit", build_commit()),
+      boolean("commit_dirty", build_commit_dirty()),
       str("step", r.step),
       str("lesson", r.lesson),
       str("device", r.device.name),
       str("compute_capability", std::to_string(r.device.cc_major) + "." + std::to_string(r.device.cc_minor)),
       num("sm_count", r.device.sm_count),
+      num("sm_clock_mhz", r.device.sm_clock_mhz),
+      num("mem_clock_mhz", r.device.mem_clock_mhz),
       num("l2_bytes", static_cast<double>(r.device.l2_bytes)),
       num("memory_bytes", static_cast<double>(r.device.memory_bytes)),
       num("peak_gbps", r.device.peak_gbps),

@@ -32,6 +32,10 @@ struct DeviceInfo {
   int ordinal = 0;
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
+  // The clocks the device reports when the run opens it (cudaDevAttrClockRate, cudaDevAttrMemoryClockRate):
+  // its rated maximum SM clock and its memory clock, MHz. The clock an SM runs at this moment needs
+  // NVML, which the suite does not use.
+  double sm_clock_mhz = 0.0, mem_clock_mhz = 0.0;
   std::int64_t l2_bytes = 0;
   std::int64_t memory_bytes = 0;
   double peak_gbps = 0.0;  // theoretical DRAM bandwidth: 2 * memory clock * bus width / 8
@@ -41,6 +45,16 @@ struct DeviceInfo {
 // Theoretical DRAM bandwidth in decimal GB/s from the attributes CUDA reports:
 // memory clock in kHz and bus width in bits; 2 transfers per clock (double data rate).
 double theoretical_gbps(int memory_clock_khz, int bus_width_bits);
+
+// The version of the record's fields: a reader checks it before trusting a field's meaning.
+//   1  (no "schema" field) the records before issue 53
+//   2  adds schema, commit, commit_dirty, sm_clock_mhz and mem_clock_mhz
+constexpr int kRecordSchema = 2;
+
+// The commit the executable was built from: git's full 40-hex HEAD at build time, "unknown" outside git;
+// dirty when tracked files differed from it (build_info.cpp, cmake/GitCommit.cmake).
+const char* build_commit();
+bool build_commit_dirty();
 
 // One named value of a record: the same list gives the csv and the json, so they never disagree.
 struct Field {

@@ -17,6 +17,8 @@ reduce::Report sample_report() {
   r.device.name = "Test GPU";
   r.device.cc_major = 9;
   r.device.sm_count = 132;
+  r.device.sm_clock_mhz = 1980;
+  r.device.mem_clock_mhz = 2619;
   r.device.l2_bytes = 50 << 20;
   r.device.peak_gbps = 3352.0;
   r.device.runtime_version = 13000;
@@ -59,7 +61,7 @@ TEST(Rates, DecimalGigabytesOfBytesRead) {
 TEST(Format, CsvHeaderAndRowHaveTheSameColumns) {
   const reduce::Report r = sample_report();
   const std::string header = reduce::csv_header(), row = reduce::format_csv(r);
-  EXPECT_EQ(header.rfind("step,lesson,", 0), 0u);
+  EXPECT_EQ(header.rfind("schema,commit,commit_dirty,step,lesson,", 0), 0u) << header;
   // The lesson holds two commas inside quotes; quotes are doubled.
   EXPECT_NE(row.find("\"interleaved tree, \"\"quoted\"\", with commas\""), std::string::npos) << row;
   EXPECT_EQ(count(header, ','), count(row, ',') - 2);
@@ -81,6 +83,26 @@ TEST(Format, JsonIsOneObjectWithEveryField) {
   std::string header = reduce::csv_header() + ",";
   for (std::size_t at = 0, next; (next = header.find(',', at)) != std::string::npos; at = next + 1)
     EXPECT_NE(j.find("\"" + header.substr(at, next - at) + "\":"), std::string::npos) << header.substr(at, next - at);
+}
+
+// A record says what it is: the schema of its fields, the full commit of the build, and the GPU with the
+// clocks it reported when the run opened it.
+TEST(Format, RecordsCarryTheirSchemaCommitAndClocks) {
+  const reduce::Report r = sample_report();
+  const std::string j = reduce::format_json(r);
+  EXPECT_EQ(j.rfind("{\"schema\": " + std::to_string(reduce::kRecordSchema) + ", \"commit\": \"", 0), 0u) << j;
+  EXPECT_EQ(reduce::kRecordSchema, 2);
+  const std::string commit = reduce::build_commit();
+  EXPECT_TRUE(commit == "unknown" || (commit.size() == 40 && commit.find_first_not_of("0123456789abcdef") == std::string::npos))
+      << "not a full commit: " << commit;
+  EXPECT_NE(j.find("\"commit\": \"" + commit + "\""), std::string::npos) << j;
+  EXPECT_NE(j.find(std::string("\"commit_dirty\": ") + (reduce::build_commit_dirty() ? "true" : "false")), std::string::npos) << j;
+  EXPECT_NE(j.find("\"device\": \"Test GPU\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"sm_clock_mhz\": 1980"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"mem_clock_mhz\": 2619"), std::string::npos) << j;
+  const std::string header = reduce::csv_header(), row = reduce::format_csv(r);
+  EXPECT_EQ(row.rfind("2," + commit + ",", 0), 0u) << row;
+  EXPECT_NE(header.find(",sm_clock_mhz,mem_clock_mhz,"), std::string::npos) << header;
 }
 
 TEST(Format, TextShowsTheVerdictAndTheFigures) {
