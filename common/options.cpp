@@ -247,8 +247,11 @@ std::string usage(const char* program, const char* lesson, const OptionSpec& spe
   if (patterns) {
     os << "  --pattern P      input values: constant (all 1.0), int (small integers, exact\n";
     option_line(os, "", "check), uniform (in [0,1)), mixed (in [-1,1))", to_string(d.pattern));
-    if (const auto names = pattern_names(spec.patterns); names.size() > 4)
-      os << "                   also " << one_of({names.begin() + 4, names.end()}) << " (special values)\n";
+    os << "                   of many scales: normal, lognormal, logu40 and logu120 (log-uniform over\n"
+          "                   40 or 120 binades), wide (every binade to 2^91), outliers, products\n";
+    const std::size_t common_patterns = OptionSpec{}.patterns.size();
+    if (const auto names = pattern_names(spec.patterns); names.size() > common_patterns)
+      os << "                   also " << one_of({names.begin() + common_patterns, names.end()}) << " (special values)\n";
   } else {
     common("--pattern", "--pattern P", "", "");
   }
