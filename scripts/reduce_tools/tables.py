@@ -104,9 +104,18 @@ def beyond_table(plan, results, ceilings):
     return markdown(head + ["check"], rows, left=len(plan.columns) + 1)
 
 
+# Fields renamed since records were committed under results/: the new name reads the old one there.
+RENAMED = {"same_as_step14": "same_as_step15", "step14_bits": "step15_bits"}
+
+
+def field(r, name):
+    """r's value of the field, under its name or its older one (RENAMED)."""
+    return r[name] if name in r else r.get(RENAMED.get(name))
+
+
 def field_table(fields, results):
     """A "table NAME:" of runs.txt: those record fields, one row per record that holds the first."""
-    rows = [[count_text(r["n"]) if f == "n" else cell(r.get(f)) for f in fields]
+    rows = [[count_text(r["n"]) if f == "n" else cell(field(r, f)) for f in fields]
             for _, records in results for r in records if fields[0] in r]
     return markdown(fields, rows)
 
