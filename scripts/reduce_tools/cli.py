@@ -114,7 +114,7 @@ def parser():
     p.add_argument("--range", help="MIN:MAX: every 2^k in between (at least 20 points for an A/A rate)")
     p.add_argument("--rounds", default="5", help="interleaved rounds (default 5)")
     p.add_argument("--iters", default="30", help="timed runs per record (default 30)")
-    p = sub.add_parser("compare", help="two measurements: ratio, 95% interval, verdict per point")
+    p = sub.add_parser("compare", help="two measurements: ratio, 95%% interval, verdict per point")
     p.add_argument("old", help="a results folder (results/h200, or a step's folder in it) or a record file")
     p.add_argument("new", help="the same for the new measurement")
     p.add_argument("--json", action="store_true", help="the rows as JSON")
