@@ -63,7 +63,8 @@ std::vector<int> round_order(int count, int round);
 // round slows both. Below 1: `more` read faster than `base`. 0 when there are no pairs.
 double paired_ratio(const std::vector<double>& more, const std::vector<double>& base);
 // Whether a contender doing all of base's work and more reads no faster than base beyond `noise`
-// (a fraction: 0.05 allows it 5% under base): paired_ratio(more, base) >= 1 - noise.
+// (a fraction: 0.05 allows it 5% under base): paired_ratio(more, base) >= 1 - noise, or base took no
+// time at all.
 bool not_faster_beyond_noise(const std::vector<double>& more, const std::vector<double>& base, double noise);
 
 // How a record was timed and what it is compared with, in the same interleaved rounds (rounds.cuh).

@@ -371,6 +371,8 @@ TEST(MultiGpuTiming, PairedRatioFollowsTheRounds) {
   EXPECT_TRUE(multigpu::not_faster_beyond_noise(base, more, 0.05)) << "within a 5% noise";
   EXPECT_EQ(multigpu::paired_ratio({}, {}), 0.0);
   EXPECT_EQ(multigpu::paired_ratio({1.0, 2.0}, {0.0, 1.0}), 2.0) << "a zero sample (no run) pairs with nothing";
+  EXPECT_TRUE(multigpu::not_faster_beyond_noise({1.0, 1.0}, {0.0, 0.0}, 0.0)) << "nothing to be faster than";
+  EXPECT_FALSE(multigpu::not_faster_beyond_noise({0.0, 0.0}, {1.0, 1.0}, 0.05)) << "no time at all is faster";
 }
 
 TEST(MultiGpuRecord, NcclVersionString) {
