@@ -43,6 +43,12 @@ class Hold {
   unsigned next_ = 1;
 };
 
+// A held GPU gave up waiting for the host (Hold::timed_out): the run's time is not the device's alone.
+class HoldTimedOut : public reduce::CudaError {
+ public:
+  using reduce::CudaError::CudaError;
+};
+
 struct Contender {
   std::vector<RankGpu*> lanes;   // the streams it runs on; empty where it has no part in this process
   bool nccl = false;             // join through NCCL (real ranks); else through events (lanes of one process)
@@ -53,7 +59,7 @@ struct Contender {
 
 // One run of c (steps 1-5 above; hold null: no hold, and no hold either on c's first run, so that
 // NCCL's lazy set-up on a collective's first call never happens while the GPUs are held). Returns the
-// slowest lane's milliseconds when timed, else 0. Throws reduce::CudaError when the hold timed out.
+// slowest lane's milliseconds when timed, else 0. Throws HoldTimedOut when the hold timed out.
 double run_once(Contender& c, Hold* hold, bool timed);
 
 // `warmup` untimed runs of each contender, then `iters` rounds: in round r contender round_order(...)
@@ -83,7 +89,9 @@ class Lineup {
   // Puts n elements of pattern p on every team's GPUs (from host[0..n) when given: the whole array) and
   // returns the ordinary team's shard references (this process's, in rank order).
   std::vector<reduce::Reference> load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, const float* host);
-  // `warmup` untimed runs of every contender, then `iters` interleaved rounds (run_rounds).
+  // `warmup` untimed runs of every contender, then `iters` interleaved rounds (run_rounds). Where a
+  // hold times out and this process drives every rank, this size is timed again without the hold, and
+  // so is every later one (the records say held: false); under MPI the run ends there.
   void time(int warmup, int iters);
   std::vector<Contender*> contenders();  // every one, in one order on every process (for the MPI maxima)
 
@@ -99,6 +107,7 @@ class Lineup {
   bool input_unchanged(const float* host) const;
 
  private:
+  void rounds(int warmup, int iters);
   Team team_;
   Plan plan_;
   Hold hold_;
