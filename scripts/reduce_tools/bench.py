@@ -178,7 +178,7 @@ def mpi_command(exe, ranks):
     from .common import gpu_count
     mpirun = shutil.which("mpirun")
     if not os.access(exe, os.X_OK):
-        return None, f"no {exe} (configure found no MPI)"
+        return None, f"no {quote(exe)} (configure found no MPI)"
     if mpirun is None:
         return None, "no mpirun on PATH"
     np = str(gpu_count()) if ranks == "all" else ranks
@@ -208,7 +208,7 @@ def measure(args):
         wanted = args.only.split(",")
         bad = [w for w in wanted if w not in names]
         if not args.only or bad:
-            raise UsageError(f"--only: unknown run '{(bad or [''])[0][:40]}' "
+            raise UsageError(f"--only: unknown run {quote((bad or [''])[0], 40)} "
                              f"({args.step}/runs.txt measures {', '.join(names)})")
         runs = [r for r in runs if r.name in wanted]
     if not runs:

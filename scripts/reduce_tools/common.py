@@ -209,7 +209,7 @@ def read_steps(path=None):
         except UsageError as e:
             raise Failure(str(e)) from None
     if len({s for s, _ in steps}) != len(steps) or len(steps) < 2:
-        raise Failure(f"{path}: expected two or more distinct steps, the library last")
+        raise Failure(f"{quote(path)}: expected two or more distinct steps, the library last")
     return steps
 
 
@@ -564,7 +564,7 @@ def gpu_folder(record):
 def exe_path(build, name):
     exe = Path(build) / "bin" / name
     if not os.access(exe, os.X_OK) or exe.is_dir():
-        raise UsageError(f"no executable {exe}: build first (scripts/suite run builds build/release)")
+        raise UsageError(f"no executable {quote(exe)}: build first (scripts/suite run builds build/release)")
     return exe
 
 
@@ -586,10 +586,9 @@ def run_records(cmd, what, timeout=None):
     records = []
     for line in p.stdout.splitlines():
         if line.strip():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                raise Failure(f"{what}: a line of its output is not JSON: {line[:60]}") from None
+            records.append(parse_json(line, f"{what}: its output"))
+            if not isinstance(records[-1], dict):
+                raise Failure(f"{what}: a line of its output is not a JSON record")
     if not records:
         raise Failure(f"{what}: exit {p.returncode} and no record: {last}")
     return records

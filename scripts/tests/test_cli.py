@@ -240,7 +240,8 @@ class BadInput(TreeCase):
                  ["gpu", ""], ["measure", "12", "--only", ""], ["skips", "--allow", ""],
                  # values that are not what they say: a regex too large, control characters
                  ["skips", "--allow", "a{99999999999}"], ["skips", "--allow", "(" * 5000], ["runs", "12\n\x1b[31mred\u2028"],
-                 ["ab", "01", "--n", "1\r\x1b[2J"], ["figures", "--only", "\x1b]0;title\x07"]]
+                 ["ab", "01", "--n", "1\r\x1b[2J"], ["figures", "--only", "\x1b]0;title\x07"],
+                 ["measure", "12", "--only", "\x1b[1m"], ["gpu", "out", "--parts", "x\ny"]]
         for args in cases:
             with self.subTest(args=[str(a)[:12] for a in args]):
                 extra = b if args[:1] in (["run"], ["lecture"], ["sweep"], ["ab"]) else []
