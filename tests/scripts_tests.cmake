@@ -2,7 +2,8 @@
 # needed), included by tests/CMakeLists.txt:
 #   scripts.tools          the package's unit tests (scripts/tests): run lists, records, tables, the
 #                          interval, readme's blocks and --check, all-or-nothing writes, bad input
-#                          (exit 2, one line), a closed stdout, fake step executables without a GPU
+#                          (exit 2, one line), links, FIFOs, devices and damaged records (test_io.py),
+#                          a closed or full stdout, fake step executables without a GPU
 #   scripts.fuzz           generated bad inputs over every subcommand and every built executable's
 #                          options (scripts/tests/test_fuzz.py, quick mode; REDUCE_FUZZ_CASES=2000 for
 #                          the long mode): exit code, one line, no traceback, nothing changed

@@ -29,7 +29,7 @@ RESULTS = ROOT / "results"
 MAX_N = 1 << 36
 CEILING_TOOL = "read_ceiling"
 SANITIZE_N = (1, 100003)  # the progression's compute-sanitizer sizes: one element, and a few blocks and a tail
-MAX_READ = 64 << 20  # the most any file read here may hold (a record, a README, a log)
+MAX_READ = 64 << 20  # the most a record, a README or a run list read here may hold
 
 
 class UsageError(Exception):
@@ -248,7 +248,7 @@ def read_bytes(path, limit=MAX_READ):
     """A regular file's bytes, at most limit of them. A FIFO, a device (a link to /dev/zero too), a
     folder or a larger file is refused with one line naming it (Failure) before anything is read."""
     name = quote(path)
-    too_large = Failure(f"{name} is larger than {limit >> 20} MiB, the most read here")
+    too_large = Failure(f"{name} is larger than {f'{limit >> 20} MiB' if limit >> 20 else f'{limit} bytes'}, the most read here")
     try:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode):
