@@ -139,6 +139,7 @@ struct Window {
   double sum = 0.0;
   int rounds = 0;
   bool binned = false;  // the thread's bins hold sums (bins_round), to be added up by bins_to_acc
+  bool wide = false;    // the last round did not fit one band: go straight to the bins
   // The band at first: W = 127, floats from 2^-18 to below 2: data of that scale never re-centres it.
   unsigned top = 127;
   float hi = 2.0f;
@@ -225,10 +226,12 @@ __device__ __forceinline__ Window bins_round(Window w, Vec4 a, Vec4 b, Vec4 c, V
       hi = max(hi, e);
     }
   }
-  if (hi >= lo && hi - lo <= kBand) {  // the round's nonzero floats fit one band: move the window there
+  const bool fits = hi >= lo && hi - lo <= kBand;
+  if (fits) {  // the round's nonzero floats fit one band: move the window there
     const unsigned t = min(max(hi, 1u) + 1, 254u);
     if (t != w.top) w.move_band(t, acc);
   }
+  w.wide = !fits;  // the next round skips the window's check while the data keeps many scales
   return w;
 }
 
@@ -236,7 +239,7 @@ __device__ __forceinline__ Window bins_round(Window w, Vec4 a, Vec4 b, Vec4 c, V
 // converged again, a flush of the whole warp once a window holds 2^11 floats.
 template <unsigned Block>
 __device__ void add_round(Window& w, double* bin, const Vec4 (&x)[kLoadsInFlight], Words* acc) {
-  if (w.all_in_band(reinterpret_cast<const float*>(x))) w.add_in_band(x);
+  if (!w.wide && w.all_in_band(reinterpret_cast<const float*>(x))) w.add_in_band(x);
   else w = bins_round<Block>(w, x[0], x[1], x[2], x[3], bin, acc);
   ++w.rounds;
   if (__any_sync(kFullMask, w.rounds == kWindowRounds)) w.flush_warp(acc);
@@ -291,7 +294,7 @@ __device__ void normalize_words(Words* w) {
 
 // Registers: a budget of 40 a thread (as for 1536 resident threads). Residency: 1024 threads an SM, so that
 // their bins (8 KiB per 64 threads) leave the L1 cache room for the loads in flight; with 1536 threads
-// the bins took all but 23 KB of the SM's 256 KB and floats of one scale ran 9% slower.
+// the bins left 23 KB of L1 and every distribution ran slower (docs/method.md).
 template <unsigned Block>
 constexpr int kMinBlocks = Block >= 1536 ? 1 : static_cast<int>(std::min(32u, 1536 / Block));
 constexpr int kResidentThreads = 1024;
