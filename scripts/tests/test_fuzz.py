@@ -135,6 +135,8 @@ class Env:
             return p.returncode, (p.stdout or b"").decode(errors="replace"), p.stderr.decode(errors="replace")
         except subprocess.TimeoutExpired:
             return None, "", "(no exit within 60 s)"
+        except OSError as e:
+            return None, "", f"(cannot run it: {e})"
         finally:
             if stdout == "full":
                 out.close()
@@ -187,7 +189,7 @@ def run_cases(test, cases, tool, what):
 
 
 def mutate(rng, command, base, kinds):
-    """One bad case from a base command: (argv, expected exit codes, mutation, value)."""
+    """One bad case from a base command: (argv, expected exit codes, mutation, the option or positional, value)."""
     argv = list(base)
     options = [k for k in kinds if isinstance(k, str)]
     with_value = [k for k in options if kinds[k] != "flag"]
@@ -206,8 +208,7 @@ def mutate(rng, command, base, kinds):
             argv[argv.index(slot) + 1] = token
         else:
             argv += [slot, token]
-        expect = {1, 2} if kind == "in" else {2}
-        return argv, expect, m, f"{slot} {kind} {value[:20]!r}"
+        return argv, {1, 2} if kind == "in" else {2}, m, slot, value
     if m == "unknown":
         value = rng.choice(UNKNOWN)
         argv.insert(rng.randrange(1, len(argv) + 1), value)
@@ -231,10 +232,10 @@ def mutate(rng, command, base, kinds):
     elif m == "stray":
         value = rng.choice(["stray", "00", "results"])
         argv.append(value)
-    else:
-        value = rng.choice(["--bogus", "x"])
+    else:  # after --: an option no step takes (the fake steps refuse --bogus), or a word where no command takes one
+        value = "--bogus" if command == "run" else rng.choice(["--bogus", "x"])
         argv += ["--", value]
-    return argv, {2}, m, value
+    return argv, {2}, m, None, value
 
 
 def suite_cases(rng, count, calibrated):
@@ -255,15 +256,15 @@ def suite_cases(rng, count, calibrated):
             continue
         command = names[len(cases) % len(names)] if len(cases) < 4 * len(names) else rng.choice(names)
         base, kinds = COMMANDS[command]
-        argv, expect, m, value = mutate(rng, command, base, kinds)
+        argv, expect, m, slot, value = mutate(rng, command, base, kinds)
         if not LONG and long_only(command, m, value):
             continue
-        cases.append((argv, expect, "pipe", f"{command} {m} {value!r}"[:120]))
+        cases.append((argv, expect, "pipe", f"{command} {m} {slot or ''} {value[:40]!r}"))
     return cases
 
 
 def executables():
-    """[(path, {option: takes a value}, {option: metavar})] of the built executables with a usage text."""
+    """[(path, {option: (its value's name or None, the words of its help)})] of the built executables with a usage text."""
     where = Path(os.environ.get("REDUCE_BIN") or REPO / "build" / "release" / "bin")
     found = []
     for exe in sorted(where.iterdir()) if where.is_dir() else []:
@@ -275,7 +276,9 @@ def executables():
             continue
         if "usage:" not in text or "Google Test" in text:
             continue
-        options = {m.group(1): m.group(2) for m in re.finditer(r"^  (--[a-z][a-z0-9-]*)(?: ([A-Za-z]\S*))?", text, re.M)}
+        blocks = re.split(r"^(?=  --)", text, flags=re.M)[1:]  # each option's lines of the help
+        options = {m.group(1): (m.group(2), set(re.findall(r"[\w-]+", b))) for b in blocks
+                   for m in [re.match(r"  (--[a-z][a-z0-9-]*)(?: ([A-Za-z]\S*))?", b)]}
         found.append((exe, options))
     return found
 
@@ -285,15 +288,18 @@ def exe_cases(rng, count, exes):
     while len(cases) < count:
         exe, options = exes[len(cases) % len(exes)] if len(cases) < 4 * len(exes) else rng.choice(exes)
         names = sorted(options)
-        valued = [o for o in names if options[o]]
+        valued = [o for o in names if options[o][0]]
         argv, m = [str(exe)], rng.choice(["value", "value", "value", "unknown", "twice", "missing", "abbrev", "empty",
                                           "flag_value", "stray"])
         expect = {2}
         if m == "value":
             o = rng.choice(valued)
-            files = options[o] == "FILE"
-            writes = "write" in o  # a regular file or /dev/null is a valid place to write
-            value = rng.choice([p for p in PATHS if not (writes and p in ("file", "/dev/null"))] if files else TEXT)
+            files = options[o][0] == "FILE"
+            writes = "write" in o  # a regular file, /dev/null or /dev/zero is a valid place to write
+            value = rng.choice([p for p in PATHS if not (writes and p in ("file", "/dev/null", "/dev/zero", "to_zero"))]
+                               if files else TEXT)
+            if value in options[o][1]:  # a value the help names (12's --pattern takes nan and inf)
+                continue
             argv += [o, ("ref", "p", value) if files else value]
             expect = {1, 2} if files else {2}
         elif m == "unknown":
@@ -301,7 +307,7 @@ def exe_cases(rng, count, exes):
             argv.append(value)
         elif m == "twice":
             value = rng.choice([o for o in names if o != "--help"])  # --help twice still prints the help
-            argv += [value, "1"] * 2 if options[value] else [value] * 2
+            argv += [value, "1"] * 2 if options[value][0] else [value] * 2
         elif m == "missing":
             value = rng.choice(valued)
             argv.append(value)
@@ -313,7 +319,7 @@ def exe_cases(rng, count, exes):
             argv.append(value + "=")
         elif m == "flag_value":
             value = rng.choice(names)
-            if options[value]:
+            if options[value][0]:
                 continue
             argv.append(value + "=1")
         else:
