@@ -18,6 +18,7 @@ Exit codes: 0 done, 1 a failure or a wrong result, 2 bad usage (one line), 77 no
 """
 
 import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,8 +36,14 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *a, **kw):
         super().__init__(*a, allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
 
-    def error(self, message):
-        raise UsageError(message)
+    def error(self, message):  # argparse's own messages: a value quoted in them is cut to 40 characters
+        raise UsageError(re.sub(r"'([^']{40})[^']+'", r"'\1...'", message))
+
+    def parse_args(self, args=None, namespace=None):
+        args, extra = self.parse_known_args(args, namespace)
+        if extra:
+            raise UsageError(f"unknown argument {quote(extra[0], 40)}" + (f" (and {len(extra) - 1} more)" if extra[1:] else ""))
+        return args
 
     def parse_known_args(self, args=None, namespace=None):
         seen = set()
