@@ -1,11 +1,8 @@
 #include "multi_gpu.hpp"
 
-#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <string_view>
-
-#include "harness.cuh"  // reduce::add_comparison
 
 namespace multigpu {
 namespace {
@@ -51,55 +48,51 @@ reduce::OptionSpec option_spec(bool mpi, int default_block) {
     return parse_sweep(v, &a, &b) ? "" : "A:B with 0 <= A <= B <= 36";
   };
   reduce::ExtraOption single{"--single-gpu", {}, "also time step 10 alone on the first GPU over the whole array\n"
-                                                  "                   (the speedup's baseline; always when N = 1 or with a mode below)"};
+                                                  "                   (the speedup's baseline; always when N = 1)"};
   single.flag = true;
-  reduce::ExtraOption reproducible{"--reproducible", {}, "also 14_reproducible's order over the ranks: the same bits for any\n"
-                                                         "                   number of ranks (and 14_reproducible alone on the first GPU)"};
+  reduce::ExtraOption reproducible{"--reproducible", {}, "14_reproducible's order over the ranks instead of step 10 per GPU: the same\n"
+                                                         "                   bits for any number of ranks (the ordinary mode's time is measured beside it)"};
   reproducible.flag = true;
-  reduce::ExtraOption exact{"--exact", {}, "also 15_exact's accumulator per rank, the ranks' limbs summed by an int64\n"
-                                           "                   all-reduce: the correctly rounded sum (and 15_exact alone on the first GPU)"};
+  reduce::ExtraOption exact{"--exact", {}, "15_exact's accumulator per rank, the ranks' limbs summed by an int64\n"
+                                           "                   all-reduce: the correctly rounded sum for any number of ranks"};
   exact.flag = true;
   reduce::ExtraOption virtual_ranks{"--virtual-ranks", {}, "with --reproducible or --exact: N ranks on GPU 0, joined by device copies",
                                     "N"};
   virtual_ranks.check = reduce::integer_in(1, kMaxGpus);
-  reduce::ExtraOption no_hold{"--no-hold", {}, "start each timed run as its work is enqueued, not once all of it is\n"
-                                               "                   (the host's enqueueing is then timed where the GPUs outrun it)"};
-  no_hold.flag = true;
-  spec.extra = {gpus, per_gpu, sweep, single, reproducible, exact, virtual_ranks, no_hold};
+  spec.extra = {gpus, per_gpu, sweep, single, reproducible, exact, virtual_ranks};
   spec.notes =
       "Each GPU reduces its shard (about n / N floats) with step 10's kernel; NCCL all-gathers the N partial\n"
       "sums and every GPU adds them in rank order, so the total is bitwise the same on every GPU and run.\n"
-      "Everything compared is timed one way, in interleaved rounds (one run of each per round, the order\n"
-      "turning): the GPUs held until the run is enqueued, every L2 flushed, a one-int all-reduce as the\n"
-      "start line, the slowest GPU's events from there (16_multi_gpu/README.md). Besides the common\n"
-      "fields, a record has mode, gpus, n_per_gpu, shard_min, shard_max, nccl_floor_ms (NCCL's bare\n"
-      "all-gather of one float per rank, in the same rounds), collective_share, held, gpus_agree and\n"
-      "nccl_version; where the baseline ran, single_gpu_step, single_gpu_median_ms, single_gpu_gbps,\n"
-      "vs_single_gpu (the speedup) and time_over_floor (median over nccl_floor_ms + the baseline's).\n"
+      "The default n, 2^30, gives each GPU a shard large enough that the collective is a small share of\n"
+      "the time. Besides the common fields, a record has mode, gpus, n_per_gpu, shard_min, shard_max,\n"
+      "collective_ms (the collective alone), collective_share, gpus_agree and nccl_version, and where the\n"
+      "single-GPU baseline ran, single_gpu_median_ms, single_gpu_gbps and vs_single_gpu (the speedup);\n"
       "pct_peak is of the N GPUs' summed peak, and grid counts every GPU's blocks. --cpu-runs times the\n"
       "plain CPU loop over the whole array (one core; all cores" + std::string(mpi ? ", on rank 0" : "") +
       "), which needs the\nwhole array in host memory: 0 skips it.\n"
-      "--reproducible and --exact add a record per size for their mode, timed in the same rounds as the\n"
-      "ordinary mode and their step alone on the first GPU (vs_ordinary, vs_single_gpu).\n"
       "--reproducible cuts the array on tile boundaries of 14_reproducible's order, sums each rank's tiles,\n"
       "gathers the tile sums (ncclAllGather, or device copies with --virtual-ranks) and combines them in its\n"
-      "tree; its record has ranks, tiles, tiles_per_rank, result_bits, step14_bits (14_reproducible alone)\n"
-      "and same_as_step14. --exact adds each rank's shard into 15_exact's integer accumulator, sums the\n"
-      "ranks' accumulators with one ncclAllReduce of int64 (device copies and a kernel with --virtual-ranks)\n"
-      "and rounds once; its record has ranks, shard_min, shard_max, limbs, result_bits, single_bits\n"
-      "(15_exact alone) and same_as_single. Either fails where its bits differ from its step's.";
+      "tree; its record has ranks, tiles, tiles_per_rank, result_bits, step15_bits (14_reproducible's single\n"
+      "launch), same_as_step15, ranks_agree and the ordinary mode's time on as many GPUs (ordinary_median_ms,\n"
+      "vs_ordinary). --exact adds each rank's shard into 15_exact's integer accumulator, sums the ranks'\n"
+      "accumulators with one ncclAllReduce of int64 (device copies and a kernel with --virtual-ranks) and\n"
+      "rounds once; its record has ranks, shard_min, shard_max, limbs, result_bits, single_bits (15_exact's\n"
+      "single launch), same_as_single, ranks_agree and the ordinary mode's time.";
   return spec;
 }
 
 void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks) {
   if (opt.has("--n") && opt.has("--sweep")) throw UsageError("options --n and --sweep exclude each other");
   const Plan plan = plan_of(opt);
+  const char* mode = plan.exact ? "--exact" : "--reproducible";
+  if (plan.reproducible && plan.exact) throw UsageError("options --reproducible and --exact exclude each other");
   if (mpi && (plan.reproducible || plan.exact))
-    throw UsageError(std::string(plan.exact ? "--exact" : "--reproducible") +
-                     ": one process drives every rank of this mode; run 16_multi_gpu");
+    throw UsageError(std::string(mode) + ": one process drives every rank of this mode; run 16_multi_gpu");
   if (plan.virtual_ranks && !plan.reproducible && !plan.exact)
     throw UsageError("--virtual-ranks needs --reproducible or --exact");
   if (plan.virtual_ranks && plan.gpus) throw UsageError("options --virtual-ranks and --gpus exclude each other");
+  if ((plan.reproducible || plan.exact) && plan.single_gpu)
+    throw UsageError(std::string("--single-gpu: ") + mode + " always measures the ordinary mode beside it");
   if (mpi && plan.gpus != 0 && plan.gpus != mpi_ranks)
     throw UsageError("--gpus " + std::to_string(plan.gpus) + " differs from the " + std::to_string(mpi_ranks) +
                      " MPI ranks (one GPU per rank; start as many ranks as GPUs)");
@@ -113,11 +106,9 @@ Plan plan_of(const reduce::Options& opt) {
   const std::string& gpus = opt.extra.at("--gpus");
   if (!gpus.empty()) p.gpus = std::stoi(gpus);  // the parser checked it (1 .. kMaxGpus)
   p.per_gpu = !opt.extra.at("--per-gpu").empty();
+  p.single_gpu = !opt.extra.at("--single-gpu").empty();
   p.reproducible = !opt.extra.at("--reproducible").empty();
   p.exact = !opt.extra.at("--exact").empty();
-  // A mode's bits are checked against its step alone on one GPU, so that run is there anyway.
-  p.single_gpu = !opt.extra.at("--single-gpu").empty() || p.reproducible || p.exact;
-  p.hold = opt.extra.at("--no-hold").empty();
   if (const std::string& v = opt.extra.at("--virtual-ranks"); !v.empty()) p.virtual_ranks = std::stoi(v);
   if (const std::string& s = opt.extra.at("--sweep"); !s.empty()) parse_sweep(s, &p.sweep_from, &p.sweep_to);
   return p;
@@ -137,49 +128,14 @@ std::vector<std::int64_t> sizes(const Plan& plan, std::int64_t n, int gpus) {
   return out;
 }
 
-std::vector<int> round_order(int count, int round) {
-  std::vector<int> order(static_cast<std::size_t>(std::max(count, 0)));
-  for (int k = 0; k < count; ++k) order[k] = (k + round) % count;
-  return order;
-}
-
-double paired_ratio(const std::vector<double>& more, const std::vector<double>& base) {
-  std::vector<double> ratios;
-  for (std::size_t r = 0; r < std::min(more.size(), base.size()); ++r)
-    if (base[r] > 0) ratios.push_back(more[r] / base[r]);
-  return reduce::summarize(ratios).median;
-}
-
-bool not_faster_beyond_noise(const std::vector<double>& more, const std::vector<double>& base, double noise) {
-  // No base time to compare with (NCCL's all-gather of one rank's float in place enqueues nothing): true.
-  if (std::none_of(base.begin(), base.end(), [](double b) { return b > 0; })) return true;
-  return paired_ratio(more, base) >= 1.0 - noise;
+double collective_share(const reduce::Report& r, const TeamFields& t) {
+  return r.ms.median > 0 ? t.collective_ms.median / r.ms.median : 0.0;
 }
 
 std::string nccl_version_string(int code) {
   // NCCL_VERSION(X, Y, Z) is X * 10000 + Y * 100 + Z from NCCL 2.9 on.
   return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
 }
-
-namespace {
-
-// The fields every mode's record has about its timing (add_team_fields lists them).
-void add_timing_fields(reduce::Report& r, const Timing& t) {
-  r.extra.insert(r.extra.end(), {reduce::number_field("nccl_floor_ms", t.nccl_floor.median),
-                                 reduce::number_field("nccl_floor_min_ms", t.nccl_floor.min),
-                                 reduce::number_field("nccl_floor_max_ms", t.nccl_floor.max),
-                                 reduce::number_field("collective_share", r.ms.median > 0 ? t.nccl_floor.median / r.ms.median : 0.0),
-                                 reduce::bool_field("held", t.held)});
-  r.extra_samples.emplace_back("nccl_floor", t.nccl_floor.samples);
-}
-
-void add_single(reduce::Report& r, const Timing& t) {
-  if (t.single.samples.empty()) return;
-  r.extra.push_back(reduce::text_field("single_gpu_step", t.single_step));
-  reduce::add_comparison(r, "single_gpu", t.single);
-}
-
-}  // namespace
 
 void add_team_fields(reduce::Report& r, const TeamFields& t) {
   // N GPUs read N memories at once: the aggregate is measured against their summed peak.
@@ -195,13 +151,14 @@ void add_team_fields(reduce::Report& r, const TeamFields& t) {
       number_field("n_per_gpu", static_cast<double>(t.n_per_gpu)),
       number_field("shard_min", static_cast<double>(r.n / gpus)),  // shard_of's lengths differ by one at most
       number_field("shard_max", static_cast<double>((r.n + gpus - 1) / gpus)),
+      number_field("collective_ms", t.collective_ms.median),
+      number_field("collective_min_ms", t.collective_ms.min),
+      number_field("collective_max_ms", t.collective_ms.max),
+      number_field("collective_share", collective_share(r, t)),
+      bool_field("single_gpu_correct", t.single_gpu_correct),
+      bool_field("gpus_agree", t.gpus_agree),
+      reduce::text_field("nccl_version", nccl_version_string(t.nccl_version)),
   });
-  add_timing_fields(r, t.timing);
-  r.extra.insert(r.extra.end(), {bool_field("single_gpu_correct", t.single_gpu_correct), bool_field("gpus_agree", t.gpus_agree),
-                                 reduce::text_field("nccl_version", nccl_version_string(t.nccl_version))});
-  add_single(r, t.timing);
-  const double floor = t.timing.nccl_floor.median + t.timing.single.median;
-  if (!t.timing.single.samples.empty() && floor > 0) r.extra.push_back(number_field("time_over_floor", r.ms.median / floor));
 }
 
 void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f) {
@@ -209,7 +166,7 @@ void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f) {
   r.pct_peak = peak > 0 ? 100.0 * r.gbps / peak : 0.0;
   const bool same = f.result_bits == f.single_bits;
   if (!same)
-    std::fprintf(stderr, "16_multi_gpu: n = %lld, %d ranks: bits %s, %s alone gives %s\n",
+    std::fprintf(stderr, "16_multi_gpu: n = %lld, %d ranks: bits %s, %s's single launch gives %s\n",
                  static_cast<long long>(r.n), f.ranks, f.result_bits.c_str(), f.exact ? "15_exact" : "14_reproducible",
                  f.single_bits.c_str());
   if (!f.ranks_agree) std::fprintf(stderr, "16_multi_gpu: n = %lld: the ranks hold different totals\n", static_cast<long long>(r.n));
@@ -226,16 +183,13 @@ void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f) {
                                    number_field("shard_max", static_cast<double>((r.n + ranks - 1) / ranks)),
                                    number_field("limbs", f.limbs), text_field("result_bits", f.result_bits),
                                    text_field("single_bits", f.single_bits), bool_field("same_as_single", same)});
-  else
+  else  // the names the committed records of this mode carry, from when 14_reproducible was step 15
     r.extra.insert(r.extra.end(), {number_field("tiles", static_cast<double>(f.tiles)),
                                    number_field("tiles_per_rank", static_cast<double>(f.tiles_per_rank)),
-                                   text_field("result_bits", f.result_bits), text_field("step14_bits", f.single_bits),
-                                   bool_field("same_as_step14", same)});
+                                   text_field("result_bits", f.result_bits), text_field("step15_bits", f.single_bits),
+                                   bool_field("same_as_step15", same)});
   r.extra.insert(r.extra.end(), {bool_field("ranks_agree", f.ranks_agree),
                                  text_field("nccl_version", nccl_version_string(f.nccl_version))});
-  add_timing_fields(r, f.timing);
-  reduce::add_comparison(r, "ordinary", f.ordinary);
-  add_single(r, f.timing);
 }
 
 }  // namespace multigpu

@@ -33,8 +33,9 @@ constexpr std::int64_t kDefaultN = std::int64_t{1} << 30;
 reduce::OptionSpec option_spec(bool mpi, int default_block);
 
 // What the parser cannot check: --n and --sweep exclude each other, under MPI --gpus must equal the
-// ranks, --reproducible and --exact run in one process only, and --virtual-ranks needs one of them and
-// excludes --gpus. Throws reduce::UsageError. (--device is refused by the parser: option_spec says why.)
+// ranks, --reproducible and --exact exclude each other, and each, like --virtual-ranks, which needs one
+// of them, runs in one process without --single-gpu (and --virtual-ranks without --gpus). Throws
+// reduce::UsageError. (--device is refused by the parser: option_spec says why.)
 void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks = 1);
 
 // 16's own options, read from reduce::Options::extra.
@@ -42,11 +43,10 @@ struct Plan {
   int gpus = 0;                        // --gpus: 0 means every visible GPU (under mpirun: the ranks)
   bool per_gpu = false;                // --per-gpu: --n counts elements per GPU (weak scaling)
   int sweep_from = -1, sweep_to = -1;  // --sweep A:B: n = 2^A ... 2^B in one process
-  bool single_gpu = false;             // --single-gpu, or implied by a mode: each mode's step alone on one GPU too
+  bool single_gpu = false;             // --single-gpu: also time step 10 alone on one GPU
   bool reproducible = false;           // --reproducible: 14_reproducible's order over the ranks (ranks.cuh)
   bool exact = false;                  // --exact: 15_exact's accumulators all-reduced (ranks.cuh)
   int virtual_ranks = 0;               // --virtual-ranks N: N ranks on GPU 0 (0: one rank per GPU)
-  bool hold = true;                    // not --no-hold: every timed run held until enqueued (rounds.cuh)
 };
 Plan plan_of(const reduce::Options& opt);
 
@@ -54,44 +54,20 @@ Plan plan_of(const reduce::Options& opt);
 // `gpus` is the resolved number of GPUs (--per-gpu multiplies by it). Throws reduce::UsageError past 2^36.
 std::vector<std::int64_t> sizes(const Plan& plan, std::int64_t n, int gpus);
 
-// The timing's CPU side (rounds.cuh runs it on the GPUs).
-// Round r's order of `count` contenders: position k runs contender (k + r) mod count, so over `count`
-// rounds each contender runs at each position once and none always runs first (after a flush of
-// another's data) or last.
-std::vector<int> round_order(int count, int round);
-// The median over rounds of more[r] / base[r]: two contenders' samples paired by round, so a slow
-// round slows both. Below 1: `more` read faster than `base`. 0 when there are no pairs.
-double paired_ratio(const std::vector<double>& more, const std::vector<double>& base);
-// Whether a contender doing all of base's work and more reads no faster than base beyond `noise`
-// (a fraction: 0.05 allows it 5% under base): paired_ratio(more, base) >= 1 - noise, or base took no
-// time at all.
-bool not_faster_beyond_noise(const std::vector<double>& more, const std::vector<double>& base, double noise);
-
-// How a record was timed and what it is compared with, in the same interleaved rounds (rounds.cuh).
-struct Timing {
-  reduce::Summary nccl_floor;  // NCCL's bare all-gather of one float per rank, the yardstick
-  reduce::Summary single;      // the mode's step alone on the first GPU (no samples: not measured)
-  std::string single_step;     // which step that is ("10_loads_in_flight", "14_reproducible", "15_exact")
-  bool held = true;            // the timed runs were held until enqueued
-};
-
-// What one size's run of the ordinary mode measured beyond the common record.
+// What one size's run measured beyond the common record.
 struct TeamFields {
   std::string mode;                 // "single_process" or "mpi"
   int gpus = 0;
   std::int64_t n_per_gpu = 0;       // with --per-gpu, else 0 (shard_min and shard_max follow from n and gpus)
+  reduce::Summary collective_ms;    // the all-gather of the partials plus the add in rank order, alone
   bool single_gpu_correct = true;   // the baseline's results (step 10 alone on one GPU), when measured
   bool gpus_agree = false;          // every GPU (every process) holds the same bits
   int nccl_version = 0;             // ncclGetVersion's code
-  Timing timing;
 };
 
-// Appends 16's fields to r.extra, in a fixed order (a sweep's csv has one header): mode, gpus,
-// n_per_gpu, shard_min, shard_max, the timing's (nccl_floor_ms, _min_ms, _max_ms, collective_share =
-// nccl_floor_ms / median_ms, held), single_gpu_correct, gpus_agree, nccl_version; where the baseline
-// was measured, single_gpu_step, its comparison (single_gpu_median_ms ... vs_single_gpu) and
-// time_over_floor = median_ms / (nccl_floor_ms + single_gpu_median_ms). Sets r.pct_peak against the N
-// GPUs' summed theoretical peak and r.fits_in_l2 of one GPU's shard. Call after reduce::finish(r).
+// Appends 16's fields to r.extra, in a fixed order (a sweep's csv has one header), and sets
+// r.pct_peak against the N GPUs' summed theoretical peak and r.fits_in_l2 of one GPU's shard. Call after reduce::finish(r). The single-GPU
+// baseline, where measured, follows through reduce::add_comparison(r, "single_gpu", ...).
 void add_team_fields(reduce::Report& r, const TeamFields& t);
 
 // What one size's run of the reproducible or the exact mode measured beyond the common record.
@@ -103,23 +79,21 @@ struct ReproducibleFields {
   std::int64_t tiles = 0, tiles_per_rank = 0;  // --reproducible: the order's tiles
   int limbs = 0;                       // --exact: the accumulator's int64 limbs
   std::string result_bits;             // rank 0's total, last run
-  std::string single_bits;             // the mode's step (14_reproducible, 15_exact) alone on the first GPU
+  std::string single_bits;             // the mode's step (14_reproducible, 15_exact) launched once on the first GPU
   bool ranks_agree = false;            // every rank held rank 0's bits, every run
   int nccl_version = 0;
-  Timing timing;
-  reduce::Summary ordinary;            // the ordinary mode on as many GPUs, in the same rounds
 };
 
 // Appends the mode's fields to r.extra and fails r where the bits differ from the single launch's or
 // the ranks disagree; sets r.pct_peak against the GPUs' summed peak. --reproducible: mode
 // "reproducible" or "reproducible_virtual", gpus, ranks, n_per_gpu, tiles, tiles_per_rank, result_bits,
-// step14_bits, same_as_step14; --exact: mode "exact" or "exact_virtual", gpus, ranks, n_per_gpu,
-// shard_min, shard_max, limbs, result_bits, single_bits, same_as_single; then ranks_agree,
-// nccl_version, the timing's fields (as add_team_fields), the comparisons with the ordinary mode
-// (ordinary_median_ms ... vs_ordinary) and with the step alone (single_gpu_step, single_gpu_median_ms
-// ... vs_single_gpu). Call after reduce::finish(r).
+// step15_bits, same_as_step15 (the names its committed records have; the step is now 14_reproducible),
+// ranks_agree, nccl_version. --exact: mode "exact" or "exact_virtual", gpus, ranks, n_per_gpu,
+// shard_min, shard_max, limbs, result_bits, single_bits, same_as_single, ranks_agree, nccl_version. Call
+// after reduce::finish(r); the ordinary mode's time follows through reduce::add_comparison(r, "ordinary", ...).
 void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f);
 
-std::string nccl_version_string(int code);  // 22803 -> "2.28.3"
+double collective_share(const reduce::Report& r, const TeamFields& t);  // collective median / end-to-end median
+std::string nccl_version_string(int code);                              // 22803 -> "2.28.3"
 
 }  // namespace multigpu

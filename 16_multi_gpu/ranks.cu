@@ -11,6 +11,7 @@
 #include "harness.cuh"
 #include "multi_gpu.hpp"
 #include "reproducible.cuh"  // 14_reproducible_kernel: the order's two halves
+#include "team.cuh"
 
 namespace multigpu {
 namespace {
@@ -57,7 +58,7 @@ struct ReproducibleTeam::Member : RankGpu {
   reduce::DeviceBuffer<exact::Acc> total; // Sum::exact: the sum of every rank's
   reduce::DeviceBuffer<unsigned char> scratch;  // Sum::exact: exact::accumulate's, zero-filled
   reduce::DeviceBuffer<float> totals;     // one per run
-  reduce::Event done;                     // virtual ranks: this rank's slot is written
+  reduce::Event done;                     // this rank's slot is written
 };
 
 ReproducibleTeam::ReproducibleTeam(ReproducibleTeam&&) noexcept = default;
@@ -151,95 +152,123 @@ void ReproducibleTeam::load(const float* host, std::int64_t n) {
   }
 }
 
-void ReproducibleTeam::prepare(int runs) {
-  runs_ = runs;
-  shape_ = reduce::LaunchShape{};
+ReproducibleResult ReproducibleTeam::run(int warmup, int iters) {
+  const int runs = warmup + iters, ranks = this->ranks();
+  ReproducibleResult res;
+  res.tiles = sum_ == Sum::order ? repro::num_tiles(n_) : 0;
+  res.tiles_per_rank = sum_ == Sum::order ? members_.front()->tiles.per : 0;
+  res.limbs = sum_ == Sum::exact ? exact::kLimbs : 0;
+  std::vector<std::vector<reduce::Event>> start(ranks), stop(ranks);
   for (auto& m : members_) {
     m->use();
     m->totals = reduce::DeviceBuffer<float>(std::max(runs, 1));
     CUDA_CHECK(cudaMemset(m->totals.get(), 0xFF, m->totals.bytes()));  // NaN: a total never written fails
+    for (int t = 0; t < iters; ++t) {
+      start[m->rank].emplace_back();
+      stop[m->rank].emplace_back();
+    }
     CUDA_CHECK(cudaDeviceSynchronize());
   }
-}
-
-void ReproducibleTeam::enqueue(int run) {
-  const int ranks = this->ranks();
   const std::int64_t per = members_.front()->tiles.per;
   const bool order = sum_ == Sum::order;
-  // 1. Each rank's shard into its own slot: its tile sums, or its accumulator.
-  for (auto& m : members_) {
-    m->use();
-    reduce::LaunchConfig cfg = m->cfg;
-    if (run == 0 && m->rank == 0) cfg.shape = &shape_;
-    if (order)
-      CUDA_CHECK(repro::sum_shard_tiles(m->shard.get(), n_, m->tiles.first, m->tiles.count,
-                                        m->partials.get() + m->rank * per, cfg, m->stream.get()));
-    else
-      CUDA_CHECK(exact::accumulate(m->shard.get(), m->count, m->accs.get() + m->rank, reduce::view(m->scratch), cfg,
-                                   m->stream.get()));
-    if (virtual_) CUDA_CHECK(cudaEventRecord(m->done.get(), m->stream.get()));  // the other ranks copy its slot
-  }
-  // 2. Every rank's slot to every rank: in rank (so tile) order, or summed as integers.
-  if (virtual_) {
-    for (auto& to : members_)
-      for (auto& from : members_) {
-        if (from.get() == to.get() || (order && from->tiles.count == 0)) continue;
-        CUDA_CHECK(cudaStreamWaitEvent(to->stream.get(), from->done.get(), 0));
-        if (order)
-          CUDA_CHECK(cudaMemcpyAsync(to->partials.get() + from->rank * per, from->partials.get() + from->rank * per,
-                                     from->tiles.count * sizeof(float), cudaMemcpyDeviceToDevice, to->stream.get()));
-        else
-          CUDA_CHECK(cudaMemcpyAsync(to->accs.get() + from->rank, from->accs.get() + from->rank, sizeof(exact::Acc),
-                                     cudaMemcpyDeviceToDevice, to->stream.get()));
+
+  for (int r = 0; r < runs; ++r) {
+    const bool timed = r >= warmup;
+    const int t = r - warmup;
+    if (timed) {
+      for (auto& m : members_) {
+        m->use();
+        if (!virtual_ || m->rank == 0) m->flusher.flush(m->stream.get());  // virtual ranks: one L2
       }
-  } else if (!order || per > 0) {
-    NCCL_CHECK(ncclGroupStart());
+      if (virtual_) {  // one start for all: every stream waits for rank 0's start event
+        Member& first = *members_.front();
+        CUDA_CHECK(cudaEventRecord(start[0][t].get(), first.stream.get()));
+        for (auto& m : members_) CUDA_CHECK(cudaStreamWaitEvent(m->stream.get(), start[0][t].get(), 0));
+      } else {
+        for (auto& m : members_) {
+          m->use();
+          CUDA_CHECK(cudaEventRecord(start[m->rank][t].get(), m->stream.get()));
+        }
+      }
+    }
+    // 1. Each rank's shard into its own slot: its tile sums, or its accumulator.
     for (auto& m : members_) {
-      if (order)  // in place: rank r's send buffer is slot r of its receive buffer
-        NCCL_CHECK(ncclAllGather(m->partials.get() + m->rank * per, m->partials.get(), per, ncclFloat32, m->comm,
-                                 m->stream.get()));
-      else  // NCCL's order of additions is its own choice: integers make it irrelevant
-        NCCL_CHECK(ncclAllReduce(m->accs.get() + m->rank, m->total.get(), kAccWords, ncclInt64, ncclSum, m->comm,
-                                 m->stream.get()));
+      m->use();
+      reduce::LaunchConfig cfg = m->cfg;
+      if (r == 0 && m->rank == 0) cfg.shape = &res.shape;
+      if (order)
+        CUDA_CHECK(repro::sum_shard_tiles(m->shard.get(), n_, m->tiles.first, m->tiles.count,
+                                          m->partials.get() + m->rank * per, cfg, m->stream.get()));
+      else
+        CUDA_CHECK(exact::accumulate(m->shard.get(), m->count, m->accs.get() + m->rank, reduce::view(m->scratch), cfg,
+                                     m->stream.get()));
+      CUDA_CHECK(cudaEventRecord(m->done.get(), m->stream.get()));
     }
-    NCCL_CHECK(ncclGroupEnd());
+    // 2. Every rank's slot to every rank: in rank (so tile) order, or summed as integers.
+    if (virtual_) {
+      for (auto& to : members_)
+        for (auto& from : members_) {
+          if (from.get() == to.get() || (order && from->tiles.count == 0)) continue;
+          CUDA_CHECK(cudaStreamWaitEvent(to->stream.get(), from->done.get(), 0));
+          if (order)
+            CUDA_CHECK(cudaMemcpyAsync(to->partials.get() + from->rank * per, from->partials.get() + from->rank * per,
+                                       from->tiles.count * sizeof(float), cudaMemcpyDeviceToDevice, to->stream.get()));
+          else
+            CUDA_CHECK(cudaMemcpyAsync(to->accs.get() + from->rank, from->accs.get() + from->rank, sizeof(exact::Acc),
+                                       cudaMemcpyDeviceToDevice, to->stream.get()));
+        }
+    } else if (!order || per > 0) {
+      NCCL_CHECK(ncclGroupStart());
+      for (auto& m : members_) {
+        if (order)  // in place: rank r's send buffer is slot r of its receive buffer
+          NCCL_CHECK(ncclAllGather(m->partials.get() + m->rank * per, m->partials.get(), per, ncclFloat32, m->comm,
+                                   m->stream.get()));
+        else  // NCCL's order of additions is its own choice: integers make it irrelevant
+          NCCL_CHECK(ncclAllReduce(m->accs.get() + m->rank, m->total.get(), kAccWords, ncclInt64, ncclSum, m->comm,
+                                   m->stream.get()));
+      }
+      NCCL_CHECK(ncclGroupEnd());
+    }
+    // 3. Every rank its total: the tile sums in the order's tree, or the summed limbs rounded once.
+    for (auto& m : members_) {
+      m->use();
+      if (order) {
+        CUDA_CHECK(repro::combine_tile_sums(m->partials.get(), n_, m->totals.get() + r, m->stream.get()));
+      } else {
+        if (virtual_) {
+          add_accumulators<<<1, kAccThreads, 0, m->stream.get()>>>(m->accs.get(), ranks, m->total.get());
+          CUDA_CHECK(cudaGetLastError());
+        }
+        CUDA_CHECK(exact::round_to_float(m->total.get(), m->totals.get() + r, m->stream.get()));
+      }
+      if (timed) CUDA_CHECK(cudaEventRecord(stop[m->rank][t].get(), m->stream.get()));
+    }
+    // The next run overwrites slots that this run's copies read: wait for every rank.
+    for (auto& m : members_) {
+      m->use();
+      CUDA_CHECK(cudaStreamSynchronize(m->stream.get()));
+    }
   }
-  // 3. Every rank its total: the tile sums in the order's tree, or the summed limbs rounded once.
+
+  res.ms.assign(iters, 0.0);
   for (auto& m : members_) {
     m->use();
-    if (order) {
-      CUDA_CHECK(repro::combine_tile_sums(m->partials.get(), n_, m->totals.get() + run, m->stream.get()));
-    } else {
-      if (virtual_) {
-        add_accumulators<<<1, kAccThreads, 0, m->stream.get()>>>(m->accs.get(), ranks, m->total.get());
-        CUDA_CHECK(cudaGetLastError());
-      }
-      CUDA_CHECK(exact::round_to_float(m->total.get(), m->totals.get() + run, m->stream.get()));
+    for (int t = 0; t < iters; ++t) {
+      float ms = 0.0f;
+      const reduce::Event& from = virtual_ ? start[0][t] : start[m->rank][t];
+      CUDA_CHECK(cudaEventElapsedTime(&ms, from.get(), stop[m->rank][t].get()));
+      res.ms[t] = std::max(res.ms[t], static_cast<double>(ms));
     }
+    std::vector<float> totals(runs);
+    if (runs > 0) CUDA_CHECK(cudaMemcpy(totals.data(), m->totals.get(), runs * sizeof(float), cudaMemcpyDeviceToHost));
+    if (m->rank == 0) res.results = totals;
+    else res.ranks_agree = res.ranks_agree && std::memcmp(totals.data(), res.results.data(), runs * sizeof(float)) == 0;
   }
-}
-
-Totals ReproducibleTeam::totals() const {
-  std::vector<std::pair<const RankGpu*, const float*>> slots;
-  for (const auto& m : members_) slots.emplace_back(m.get(), m->totals.get());
-  return read_totals(slots, runs_);
-}
-
-std::vector<RankGpu*> ReproducibleTeam::lanes() const {
-  std::vector<RankGpu*> out;
-  for (const auto& m : members_) out.push_back(m.get());
-  return out;
-}
-
-std::int64_t ReproducibleTeam::tiles() const { return sum_ == Sum::order ? repro::num_tiles(n_) : 0; }
-std::int64_t ReproducibleTeam::tiles_per_rank() const { return sum_ == Sum::order ? members_.front()->tiles.per : 0; }
-int ReproducibleTeam::limbs() const { return sum_ == Sum::exact ? exact::kLimbs : 0; }
-
-reduce::LaunchShape ReproducibleTeam::shape() const {
-  reduce::LaunchShape s = shape_;
-  s.launches += 1 + (sum_ == Sum::exact && virtual_ ? 1 : 0);  // the combination or the rounding, the limbs' sum
-  if (s.launches == 1) s.block = members_.front()->cfg.block;  // rank 0 had no tiles
-  return s;
+  for (int r = 1; r < runs; ++r) res.runs_identical = res.runs_identical && std::memcmp(&res.results[r], &res.results[0], 4) == 0;
+  res.summary = reduce::summarize(res.ms);
+  res.shape.launches += 1 + (!order && virtual_ ? 1 : 0);  // the combination or the rounding, the limbs' sum
+  if (res.shape.launches == 1) res.shape.block = members_.front()->cfg.block;  // rank 0 had no tiles
+  return res;
 }
 
 }  // namespace multigpu

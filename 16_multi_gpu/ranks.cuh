@@ -32,7 +32,6 @@
 #include "device.cuh"
 #include "report.hpp"
 #include "step.cuh"
-#include "team.cuh"  // RankGpu, Totals
 
 namespace multigpu {
 
@@ -44,6 +43,17 @@ const reduce::Step& single_step(Sum sum);
 // That step's one launch over host[0..n) on `device` (cfg.grid = grid when > 0): the bits every rank
 // count must give.
 float single_launch(Sum sum, const float* host, std::int64_t n, int device, int block, std::int64_t grid = 0);
+
+struct ReproducibleResult {
+  std::vector<double> ms;      // per timed run: from the start to the last rank's total (ms)
+  reduce::Summary summary;     // of ms
+  std::vector<float> results;  // per run, warm-up runs first: rank 0's total
+  bool ranks_agree = true;     // every rank's total had rank 0's bits, every run
+  bool runs_identical = true;  // every run had run 0's bits
+  std::int64_t tiles = 0, tiles_per_rank = 0;  // Sum::order: the order's tiles
+  int limbs = 0;                               // Sum::exact: the accumulator's int64 limbs
+  reduce::LaunchShape shape;                   // rank 0's launches in one run (the gather's copies not counted)
+};
 
 // A team of ranks for one of the two sums. Load once, run many times.
 class ReproducibleTeam {
@@ -60,25 +70,12 @@ class ReproducibleTeam {
 
   // Copies rank r's shard of host[0..n) to its device.
   void load(const float* host, std::int64_t n);
-  // Result slots for `runs` runs, NaN until written.
-  void prepare(int runs);
-  // One sum of the loaded array, enqueued on every rank's stream, its total into slot `run` on every
-  // rank: each rank's shard into its slot, the slots exchanged (NCCL, or device copies between virtual
-  // ranks, which wait for each other's events), the total. No synchronization, no allocation; the next
-  // run may be enqueued once this one has finished (the timing waits for every lane after each run).
-  void enqueue(int run);
-  Totals totals() const;  // agree: every rank had rank 0's bits, every run
-  std::vector<RankGpu*> lanes() const;
-
+  // warmup + iters sums of the loaded array (the iters timed, L2 flushed before each).
+  ReproducibleResult run(int warmup, int iters);
   int ranks() const;
   bool virtual_ranks() const { return virtual_; }
   Sum sum() const { return sum_; }
   const reduce::DeviceInfo& first_device() const;
-  std::int64_t tiles() const;           // Sum::order: the order's tiles of n, else 0
-  std::int64_t tiles_per_rank() const;  // Sum::order: the gather's slot in tiles, else 0
-  int limbs() const;                    // Sum::exact: the accumulator's int64 limbs, else 0
-  // Rank 0's launches in run 0 (the gather's copies not counted).
-  reduce::LaunchShape shape() const;
   // Every rank's shard still holds its part of host[0..n) as load() copied it.
   bool input_unchanged(const float* host) const;
 
@@ -89,8 +86,6 @@ class ReproducibleTeam {
   Sum sum_ = Sum::order;
   bool virtual_ = false;
   std::int64_t n_ = 0;
-  int runs_ = 0;
-  reduce::LaunchShape shape_;
   std::vector<std::unique_ptr<Member>> members_;
 };
 

@@ -45,20 +45,18 @@ class PinnedBuffer {
 
 constexpr std::int64_t kSlice = std::int64_t{1} << 24;  // floats generated and copied at a time (64 MB)
 
-// Puts elements [first, first + count) of the array into dst (device memory) and returns their
-// reference sum: copied from src (the whole array in host memory) when given, else generated into
-// `host` a slice at a time.
+// Generates elements [first, first + count) of the array into dst (device memory) through `host`,
+// a slice at a time; returns their reference sum.
 reduce::Reference upload(float* dst, std::int64_t first, std::int64_t count, reduce::Pattern p, std::uint64_t seed,
-                         const float* src, const PinnedBuffer& host, cudaStream_t stream) {
+                         const PinnedBuffer& host, cudaStream_t stream) {
   reduce::Reference ref;
   for (std::int64_t done = 0; done < count; done += kSlice) {
     const std::int64_t len = std::min(kSlice, count - done);
-    const float* slice = src ? src + first + done : host.get();
-    if (!src) reduce::fill_input_at(host.get(), first + done, len, p, seed);
-    const reduce::Reference part = reduce::reference_sum(slice, len);
+    reduce::fill_input_at(host.get(), first + done, len, p, seed);
+    const reduce::Reference part = reduce::reference_sum(host.get(), len);
     ref.sum += part.sum;
     ref.abs_sum += part.abs_sum;
-    CUDA_CHECK(cudaMemcpyAsync(dst + done, slice, len * sizeof(float), cudaMemcpyHostToDevice, stream));
+    CUDA_CHECK(cudaMemcpyAsync(dst + done, host.get(), len * sizeof(float), cudaMemcpyHostToDevice, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));  // the slice buffer is filled again next
   }
   return ref;
@@ -68,15 +66,19 @@ reduce::Reference upload(float* dst, std::int64_t first, std::int64_t count, red
 // environment already chose (team.cuh says why).
 void nvls_off_unless_chosen() { setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0); }
 
+double elapsed_ms(const reduce::Event& start, const reduce::Event& stop) {
+  float ms = 0.0f;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  return ms;
+}
+
 }  // namespace
 
 RankGpu::RankGpu(int rank_, int ordinal, int block)
-    : rank(rank_), device(reduce::open_device(ordinal)), flusher(device), barrier(1) {
+    : rank(rank_), device(reduce::open_device(ordinal)), flusher(device) {
   cfg.block = block;
   cfg.device = device.ordinal;
   cfg.sm_count = device.sm_count;
-  CUDA_CHECK(cudaMemset(barrier.get(), 0, barrier.bytes()));
-  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 void RankGpu::use() const { CUDA_CHECK(cudaSetDevice(device.ordinal)); }
@@ -109,43 +111,40 @@ void end_communicators(const std::vector<ncclComm_t*>& comms) {
 }
 
 int shard_step_default_block() { return kShardStep.block.size; }
-const reduce::Step& shard_step() { return kShardStep; }
 
 void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int line) {
   throw NcclError(std::string("NCCL: ") + call + " failed at " + file + ":" + std::to_string(line) + ": " +
                   ncclGetErrorString(code) + " (" + ncclGetLastError(nullptr) + ")");
 }
 
-
-Totals read_totals(const std::vector<std::pair<const RankGpu*, const float*>>& slots, int runs) {
-  Totals t;
-  std::vector<float> mine(static_cast<std::size_t>(runs));
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    slots[i].first->use();
-    if (runs > 0) CUDA_CHECK(cudaMemcpy(mine.data(), slots[i].second, runs * sizeof(float), cudaMemcpyDeviceToHost));
-    if (i == 0) t.results = mine;
-    else t.agree = t.agree && std::memcmp(mine.data(), t.results.data(), mine.size() * sizeof(float)) == 0;
-  }
-  for (int r = 1; r < runs; ++r) t.identical = t.identical && std::memcmp(&t.results[r], &t.results[0], sizeof(float)) == 0;
-  return t;
-}
-
 // One GPU of the team and everything its part of the reduction uses. Constructed with its device
 // current (open_device makes it so), so the stream, the flusher and the buffers live there.
 struct Team::Member : RankGpu {
-  Member(int rank_, int ordinal, int ranks, int block) : RankGpu(rank_, ordinal, block), partials(ranks), echo(ranks) {
+  Member(int rank_, int ordinal, int ranks, int block) : RankGpu(rank_, ordinal, block), partials(ranks), barrier(1) {
+    CUDA_CHECK(cudaMemset(barrier.get(), 0, barrier.bytes()));
     CUDA_CHECK(cudaMemset(partials.get(), 0, partials.bytes()));
-    CUDA_CHECK(cudaMemset(echo.get(), 0, echo.bytes()));
     CUDA_CHECK(cudaDeviceSynchronize());
   }
+  // Step 10 on `count` floats at `in` into *out, on this GPU's stream; its launch shape into *shape
+  // when given.
+  cudaError_t launch(const float* in, std::int64_t count, float* out, reduce::LaunchShape* shape = nullptr) const {
+    reduce::LaunchConfig c = cfg;
+    c.shape = shape;
+    return kShardStep.launch(in, count, out, reduce::Scratch{scratch.get(), scratch.bytes()}, c, stream.get());
+  }
+  void reduce_shard(const float* in, std::int64_t count, float* out, reduce::LaunchShape* shape = nullptr) const {
+    CUDA_CHECK(launch(in, count, out, shape));
+    CUDA_CHECK(cudaGetLastError());
+  }
+
   reduce::DeviceBuffer<float> partials;  // slot r: rank r's partial sum (after the all-gather: all of them)
-  reduce::DeviceBuffer<float> echo;      // what the bare all-gather (the yardstick) moves
+  reduce::DeviceBuffer<int> barrier;     // what the start-line all-reduce runs on
   reduce::DeviceBuffer<unsigned char> scratch;
   reduce::DeviceBuffer<float> shard;     // elements [begin, begin + count) of the array
   std::int64_t begin = 0, count = 0;
-  reduce::DeviceBuffer<float> whole;     // the whole array, for the single-GPU baselines when there are several ranks
-  reduce::DeviceBuffer<float> results;   // one total per run
-  reduce::LaunchShape shape;             // step 10's launch on the shard in run 0
+  reduce::DeviceBuffer<float> whole;     // the whole array, for single_gpu() when there are several ranks
+  bool whole_loaded = false;
+  reduce::LaunchShape shape;             // step 10's launch on the shard, from the last run()
 };
 
 Team::Team(int ranks, int block) : ranks_(ranks), block_(block) {}
@@ -176,32 +175,13 @@ Team Team::one_rank(int device, int ranks, int rank, const ncclUniqueId& id, int
 }
 
 const reduce::DeviceInfo& Team::first_device() const { return members_.front()->device; }
-reduce::LaunchShape Team::shape() const {
-  reduce::LaunchShape s = members_.front()->shape;
-  if (s.launches == 0) s.block = block_;
-  s.grid *= ranks_;
-  s.launches += 1;
-  return s;
-}
-RankGpu& Team::first() const { return *members_.front(); }
+const reduce::LaunchShape& Team::shard_shape() const { return members_.front()->shape; }
 
-std::vector<RankGpu*> Team::lanes() const {
-  std::vector<RankGpu*> out;
-  for (const auto& m : members_) out.push_back(m.get());
-  return out;
-}
-
-const float* Team::whole() const {
-  const Member& m = *members_.front();
-  return ranks_ == 1 ? m.shard.get() : m.whole.get();
-}
-
-std::vector<reduce::Reference> Team::load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, bool whole,
-                                          const float* host) {
+std::vector<reduce::Reference> Team::load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, bool single_gpu) {
   n_ = n;
   pattern_ = p;
   seed_ = seed;
-  PinnedBuffer pinned(kSlice);
+  PinnedBuffer host(kSlice);
   std::vector<reduce::Reference> refs;
   for (auto& m : members_) {
     m->use();
@@ -209,110 +189,149 @@ std::vector<reduce::Reference> Team::load(std::int64_t n, reduce::Pattern p, std
     m->shard = reduce::DeviceBuffer<float>();  // free the previous size's buffers before asking for room
     m->whole = reduce::DeviceBuffer<float>();
     m->scratch = reduce::DeviceBuffer<unsigned char>();
-    const bool whole_here = whole && ranks_ > 1 && m.get() == members_.front().get();
+    m->whole_loaded = false;
+    const bool whole_here = single_gpu && ranks_ > 1 && m.get() == members_.front().get();
     reduce::ensure_device_memory((s.count + (whole_here ? n : 0)) * sizeof(float) + (std::size_t{512} << 20));
     m->shard = reduce::DeviceBuffer<float>(s.count);
     if (whole_here) m->whole = reduce::DeviceBuffer<float>(n);
-    // Scratch for step 10 on the shard, zero-filled as step.cuh asks.
-    m->scratch = reduce::DeviceBuffer<unsigned char>(kShardStep.scratch_bytes(s.count, m->cfg));
+    // Scratch for the longest reduction this GPU runs, zero-filled as step.cuh asks.
+    m->scratch = reduce::DeviceBuffer<unsigned char>(kShardStep.scratch_bytes(whole_here ? n : s.count, m->cfg));
     CUDA_CHECK(cudaMemsetAsync(m->scratch.get(), 0, m->scratch.bytes(), m->stream.get()));
     m->begin = s.begin;
     m->count = s.count;
-    refs.push_back(upload(m->shard.get(), s.begin, s.count, p, seed, host, pinned, m->stream.get()));
-    if (whole_here) upload(m->whole.get(), 0, n, p, seed, host, pinned, m->stream.get());
+    refs.push_back(upload(m->shard.get(), s.begin, s.count, p, seed, host, m->stream.get()));
   }
   return refs;
 }
 
-void Team::prepare(int runs) {
-  runs_ = runs;
-  for (auto& m : members_) {
-    m->use();
-    m->results = reduce::DeviceBuffer<float>(std::max(runs, 1));
-    CUDA_CHECK(cudaMemset(m->results.get(), 0xFF, m->results.bytes()));  // NaN: a total never written fails
-    m->shape = reduce::LaunchShape{};
+Timings Team::run(int warmup, int iters) {
+  const int runs = warmup + iters;
+  const std::size_t k = members_.size();
+  std::vector<reduce::DeviceBuffer<float>> results, collective_results;
+  std::vector<std::vector<reduce::Event>> start(k), stop(k), coll_start(k), coll_stop(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    members_[i]->use();
+    results.emplace_back(runs);
+    collective_results.emplace_back(iters);
+    CUDA_CHECK(cudaMemset(results[i].get(), 0xFF, results[i].bytes()));  // NaN: a total never written fails
+    for (int t = 0; t < iters; ++t) {
+      start[i].emplace_back();
+      stop[i].emplace_back();
+      coll_start[i].emplace_back();
+      coll_stop[i].emplace_back();
+    }
     CUDA_CHECK(cudaDeviceSynchronize());
   }
-}
 
-void Team::enqueue(int run) {
-  for (auto& m : members_) {
-    m->use();
-    reduce::LaunchConfig c = m->cfg;
-    c.shape = run == 0 ? &m->shape : nullptr;
-    CUDA_CHECK(kShardStep.launch(m->shard.get(), m->count, m->partials.get() + m->rank, reduce::view(m->scratch), c,
-                                 m->stream.get()));
-    CUDA_CHECK(cudaGetLastError());
+  // A start line on the devices: a one-int all-reduce that no GPU leaves before every GPU has
+  // entered it (all flushed, in a timed run). Each GPU's timing starts when it leaves, so the GPUs
+  // start together within the all-reduce's last hop, in one process or many (events cannot time
+  // across processes). Host enqueue time counts where the GPUs outrun it, as it would for a user.
+  auto start_line = [&] {
+    NCCL_CHECK(ncclGroupStart());
+    for (auto& m : members_)
+      NCCL_CHECK(ncclAllReduce(m->barrier.get(), m->barrier.get(), 1, ncclInt32, ncclMax, m->comm, m->stream.get()));
+    NCCL_CHECK(ncclGroupEnd());
+  };
+  auto combine = [&](float* const* out) {  // all-gather the partials, then add them in rank order
+    NCCL_CHECK(ncclGroupStart());
+    for (auto& m : members_)  // in place: rank r's send buffer is slot r of the receive buffer
+      NCCL_CHECK(ncclAllGather(m->partials.get() + m->rank, m->partials.get(), 1, ncclFloat32, m->comm, m->stream.get()));
+    NCCL_CHECK(ncclGroupEnd());
+    for (std::size_t i = 0; i < k; ++i) {
+      members_[i]->use();
+      add_in_rank_order<<<1, 1, 0, members_[i]->stream.get()>>>(members_[i]->partials.get(), ranks_, out[i]);
+      CUDA_CHECK(cudaGetLastError());
+    }
+  };
+  auto record = [&](std::vector<std::vector<reduce::Event>>& events, int t) {
+    for (std::size_t i = 0; i < k; ++i) {
+      members_[i]->use();
+      CUDA_CHECK(cudaEventRecord(events[i][t].get(), members_[i]->stream.get()));
+    }
+  };
+
+  std::vector<float*> out(k);
+  for (auto& m : members_) m->shape = reduce::LaunchShape{};
+  for (int r = 0; r < runs; ++r) {
+    const bool timed = r >= warmup;
+    if (timed)
+      for (auto& m : members_) {
+        m->use();
+        m->flusher.flush(m->stream.get());
+      }
+    start_line();
+    if (timed) record(start, r - warmup);
+    for (std::size_t i = 0; i < k; ++i) {
+      Member& m = *members_[i];
+      m.use();
+      m.reduce_shard(m.shard.get(), m.count, m.partials.get() + m.rank, r == 0 ? &m.shape : nullptr);
+      out[i] = results[i].get() + r;
+    }
+    combine(out.data());
+    if (timed) record(stop, r - warmup);
   }
-  NCCL_CHECK(ncclGroupStart());
-  for (auto& m : members_)  // in place: rank r's send buffer is slot r of the receive buffer
-    NCCL_CHECK(ncclAllGather(m->partials.get() + m->rank, m->partials.get(), 1, ncclFloat32, m->comm, m->stream.get()));
-  NCCL_CHECK(ncclGroupEnd());
-  for (auto& m : members_) {
-    m->use();
-    add_in_rank_order<<<1, 1, 0, m->stream.get()>>>(m->partials.get(), ranks_, m->results.get() + run);
-    CUDA_CHECK(cudaGetLastError());
+  for (int t = 0; t < iters; ++t) {
+    start_line();
+    record(coll_start, t);
+    for (std::size_t i = 0; i < k; ++i) out[i] = collective_results[i].get() + t;
+    combine(out.data());
+    record(coll_stop, t);
   }
+
+  Timings timings;
+  timings.ms.assign(iters, 0.0);
+  timings.collective_ms.assign(iters, 0.0);
+  std::vector<float> mine(runs), mine_collective(iters);
+  for (std::size_t i = 0; i < k; ++i) {
+    members_[i]->use();
+    CUDA_CHECK(cudaStreamSynchronize(members_[i]->stream.get()));
+    for (int t = 0; t < iters; ++t) {
+      timings.ms[t] = std::max(timings.ms[t], elapsed_ms(start[i][t], stop[i][t]));
+      timings.collective_ms[t] = std::max(timings.collective_ms[t], elapsed_ms(coll_start[i][t], coll_stop[i][t]));
+    }
+    CUDA_CHECK(cudaMemcpy(mine.data(), results[i].get(), results[i].bytes(), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(mine_collective.data(), collective_results[i].get(), collective_results[i].bytes(),
+                          cudaMemcpyDeviceToHost));
+    if (i == 0) timings.results = mine;
+    else timings.gpus_agree = timings.gpus_agree && std::memcmp(mine.data(), timings.results.data(), mine.size() * 4) == 0;
+    // The collective-only runs re-combine the last run's partials: they must give its total again.
+    for (float v : mine_collective)
+      timings.gpus_agree = timings.gpus_agree && runs > 0 && std::memcmp(&v, &timings.results.back(), 4) == 0;
+  }
+  return timings;
 }
 
-void Team::enqueue_floor() {
-  NCCL_CHECK(ncclGroupStart());
-  for (auto& m : members_)
-    NCCL_CHECK(ncclAllGather(m->echo.get() + m->rank, m->echo.get(), 1, ncclFloat32, m->comm, m->stream.get()));
-  NCCL_CHECK(ncclGroupEnd());
-}
-
-Totals Team::totals() const {
-  std::vector<std::pair<const RankGpu*, const float*>> slots;
-  for (const auto& m : members_) slots.emplace_back(m.get(), m->results.get());
-  return read_totals(slots, runs_);
+reduce::Runs<float> Team::single_gpu(int warmup, int iters) {
+  Member& m = *members_.front();
+  m.use();
+  const float* in = m.shard.get();
+  if (ranks_ > 1) {
+    if (!m.whole.get() && n_ > 0) throw std::logic_error("Team::single_gpu: load() kept no room for the whole array");
+    if (!m.whole_loaded) {
+      PinnedBuffer host(kSlice);
+      upload(m.whole.get(), 0, n_, pattern_, seed_, host, m.stream.get());
+      m.whole_loaded = true;
+    }
+    in = m.whole.get();
+  }
+  return reduce::run_slots<float>(warmup, iters, 1, m.flusher, m.stream.get(),
+                                  [&](float* out, int) { return m.launch(in, n_, out); });
 }
 
 bool Team::input_unchanged() const {
   std::vector<float> expected(static_cast<std::size_t>(kSlice));
   PinnedBuffer seen(kSlice);
-  auto same = [&](const float* device, std::int64_t first, std::int64_t count) {
-    for (std::int64_t done = 0; done < count; done += kSlice) {
-      const std::int64_t len = std::min(kSlice, count - done);
-      CUDA_CHECK(cudaMemcpy(seen.get(), device + done, len * sizeof(float), cudaMemcpyDeviceToHost));
-      reduce::fill_input_at(expected.data(), first + done, len, pattern_, seed_);
-      if (std::memcmp(seen.get(), expected.data(), len * sizeof(float)) != 0) return false;
-    }
-    return true;
-  };
   for (const auto& m : members_) {
     m->use();
-    if (!same(m->shard.get(), m->begin, m->count) || (m->whole.get() && !same(m->whole.get(), 0, n_))) return false;
+    for (std::int64_t done = 0; done < m->count; done += kSlice) {
+      const std::int64_t len = std::min(kSlice, m->count - done);
+      CUDA_CHECK(cudaMemcpy(seen.get(), m->shard.get() + done, len * sizeof(float), cudaMemcpyDeviceToHost));
+      reduce::fill_input_at(expected.data(), m->begin + done, len, pattern_, seed_);
+      if (std::memcmp(seen.get(), expected.data(), len * sizeof(float)) != 0) return false;
+    }
   }
   return true;
 }
-
-Solo::Solo(const reduce::Step& step, RankGpu& gpu, int block) : step_(step), gpu_(gpu), cfg_(gpu.cfg) { cfg_.block = block; }
-
-void Solo::load(const float* in, std::int64_t n) {
-  gpu_.use();
-  in_ = in;
-  n_ = n;
-  scratch_ = reduce::DeviceBuffer<unsigned char>();
-  scratch_ = reduce::DeviceBuffer<unsigned char>(step_.scratch_bytes(n, cfg_));
-  CUDA_CHECK(cudaMemsetAsync(scratch_.get(), 0, scratch_.bytes(), gpu_.stream.get()));  // step.cuh's contract
-  CUDA_CHECK(cudaStreamSynchronize(gpu_.stream.get()));
-}
-
-void Solo::prepare(int runs) {
-  gpu_.use();
-  runs_ = runs;
-  results_ = reduce::DeviceBuffer<float>(std::max(runs, 1));
-  CUDA_CHECK(cudaMemsetAsync(results_.get(), 0xFF, results_.bytes(), gpu_.stream.get()));  // NaN
-  CUDA_CHECK(cudaStreamSynchronize(gpu_.stream.get()));
-}
-
-void Solo::enqueue(int run) {
-  gpu_.use();
-  CUDA_CHECK(step_.launch(in_, n_, results_.get() + run, reduce::view(scratch_), cfg_, gpu_.stream.get()));
-  CUDA_CHECK(cudaGetLastError());
-}
-
-Totals Solo::totals() const { return read_totals({{&gpu_, results_.get()}}, runs_); }
 
 }  // namespace multigpu

@@ -16,7 +16,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "device.cuh"
@@ -42,8 +41,8 @@ class NcclError : public reduce::CudaError {
       ::multigpu::throw_nccl_error(nccl_check_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
-// One GPU's part in a team (Team, ReproducibleTeam): a lane of the timing (rounds.cuh). Constructed with
-// its device current (open_device makes it so), so the stream, the flusher and the buffers live there.
+// What every member of a team (Team, ReproducibleTeam) holds for its GPU. Constructed with its device
+// current (open_device makes it so), so the stream and the flusher live there.
 struct RankGpu {
   RankGpu(int rank_, int ordinal, int block);
   void use() const;  // makes its device current
@@ -53,12 +52,10 @@ struct RankGpu {
   reduce::L2Flusher flusher;
   reduce::LaunchConfig cfg;  // block, device and SM count for its launches
   ncclComm_t comm = nullptr;
-  reduce::DeviceBuffer<int> barrier;  // what the start line's one-int all-reduce runs on
-  reduce::Event start, stop, ready;   // a timed run's two ends on this lane; ready: its GPU held and flushed
 };
 
 // One communicator per GPU 0 .. gpus-1 of this process (ncclCommInitAll), NVLink multicast off unless
-// the environment chose (Team says why); used by Team and ReproducibleTeam (ranks.cuh).
+// the environment chose (Team says why); used by Team and ReproducibleTeam (reproducible.cuh).
 std::vector<ncclComm_t> local_communicators(int gpus);
 // Finalizes (grouped) and destroys the communicators that are set, or aborts them during unwinding
 // (peers may never join a finalize), and clears them. For the teams' destructors.
@@ -66,16 +63,14 @@ void end_communicators(const std::vector<ncclComm_t*>& comms);
 
 // Threads per block of the kernel every shard runs (step 10's block rule's size), when --block is not given.
 int shard_step_default_block();
-const reduce::Step& shard_step();  // step 10
 
-// Every run's total on this process's GPUs, read back after the runs.
-struct Totals {
-  std::vector<float> results;  // per run, warm-up runs first: the first local GPU's total
-  bool agree = true;           // every local GPU (rank) held the first one's bits, every run
-  bool identical = true;       // every run had run 0's bits
+// What one call of Team::run saw on this process's GPUs.
+struct Timings {
+  std::vector<double> ms;          // per timed run: the slowest local GPU, from the start to its total
+  std::vector<double> collective_ms;  // per timed collective-only run (run only), the same way
+  std::vector<float> results;      // per run, warm-up runs first: the first local GPU's total
+  bool gpus_agree = true;          // every local GPU's totals bitwise equal to the first one's
 };
-// `runs` totals from each (lane, device slots) pair, the first pair's kept, the others compared with it.
-Totals read_totals(const std::vector<std::pair<const RankGpu*, const float*>>& slots, int runs);
 
 class Team {
  public:
@@ -95,33 +90,26 @@ class Team {
   int ranks() const { return ranks_; }
   const reduce::DeviceInfo& first_device() const;
 
-  // Puts this process's shards of the n-element array on their GPUs: copied from host[0..n) when given
-  // (the whole array), else generated here from pattern p and seed (under MPI a rank holds only its
-  // shard). Returns the reference sum of each shard, in rank order. With whole, also keeps the whole
-  // array on the first local GPU (with one rank, its shard) for the single-GPU baselines (whole()).
-  // Throws reduce::NoUsableDevice when a GPU lacks the memory.
-  std::vector<reduce::Reference> load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, bool whole,
-                                      const float* host = nullptr);
-  const float* whole() const;
+  // Fills this process's shards of the n-element array (pattern p, seed) on their GPUs, and returns
+  // the reference sum of each, in rank order. Throws reduce::NoUsableDevice when a GPU lacks the memory.
+  // With single_gpu, also keeps room on the first local GPU for the whole array (single_gpu()).
+  std::vector<reduce::Reference> load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, bool single_gpu = false);
 
-  // Result slots for `runs` runs, NaN until written (a total never written fails its check).
-  void prepare(int runs);
-  // One reduction of the loaded array, enqueued on every local GPU's stream: step 10 on the shard, the
-  // all-gather of the partials, the add in rank order into slot `run`. No synchronization, no allocation.
-  void enqueue(int run);
-  // NCCL's bare collective of the same size, the yardstick: the in-place all-gather of one float per rank.
-  void enqueue_floor();
-  Totals totals() const;
+  // warmup + iters reductions of the loaded array, the iters timed ones after an L2 flush on every
+  // GPU; then iters collective-only runs (all-gather and add of the partials already there).
+  Timings run(int warmup, int iters);
 
-  std::vector<RankGpu*> lanes() const;  // this process's GPUs, in rank order
-  RankGpu& first() const;
-  // One reduction's launches, for the record: step 10's on the first local GPU's shard in run 0, its
-  // grid counted on every GPU (so that per_thread reads right), one kernel more for the add (NCCL's
-  // not counted).
-  reduce::LaunchShape shape() const;
+  // Step 10 alone on the first local GPU over the whole loaded array (the baseline the speedup is
+  // measured against), timed by the harness's own loop (reduce::run_slots: cold L2, events around each
+  // run, every run's result kept). With one rank the shard is the whole array; otherwise the array is
+  // uploaded to that GPU first (load() with single_gpu = true kept room for it).
+  reduce::Runs<float> single_gpu(int warmup, int iters);
+
+  // Step 10's launch on the first local GPU's shard in the last run(): its grid, block and kernels.
+  const reduce::LaunchShape& shard_shape() const;
   int block() const { return block_; }
 
-  // Every local shard (and the whole array, where kept) still holds the values load() put there.
+  // Every local shard still holds the values load() put there.
   bool input_unchanged() const;
 
   struct Member;
@@ -133,31 +121,7 @@ class Team {
   std::int64_t n_ = 0;
   reduce::Pattern pattern_{};
   std::uint64_t seed_ = 0;
-  int runs_ = 0;
   std::vector<std::unique_ptr<Member>> members_;  // this process's GPUs, in rank order
-};
-
-// One step alone on one GPU over the whole array: the single-GPU baselines (step 10, 14, 15), timed in
-// the same rounds as the teams, on the first GPU's lane.
-class Solo {
- public:
-  Solo(const reduce::Step& step, RankGpu& gpu, int block);
-  void load(const float* in, std::int64_t n);  // in: the whole array on gpu's device (Team::whole())
-  void prepare(int runs);                      // result slots for `runs` runs, NaN until written
-  void enqueue(int run);
-  Totals totals() const;
-  const reduce::Step& step() const { return step_; }
-  RankGpu& gpu() const { return gpu_; }
-
- private:
-  const reduce::Step& step_;
-  RankGpu& gpu_;
-  reduce::LaunchConfig cfg_;
-  const float* in_ = nullptr;
-  std::int64_t n_ = 0;
-  int runs_ = 0;
-  reduce::DeviceBuffer<unsigned char> scratch_;
-  reduce::DeviceBuffer<float> results_;
 };
 
 }  // namespace multigpu

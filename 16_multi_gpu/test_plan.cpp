@@ -155,7 +155,7 @@ TEST(MultiGpuOptions, HelpHasTheSectionsAndTheDefaults) {
   const std::string h = reduce::usage("16_multi_gpu", "one array over several GPUs", multigpu::option_spec(false, 512));
   for (const char* part : {"16_multi_gpu: one array over several GPUs\n", "usage: 16_multi_gpu [options]", "[2^30]",
                            "--gpus N", "--per-gpu", "--sweep A:B", "--single-gpu", "[512]", "--cpu-runs",
-                           "--exact", "--no-hold", "refused here: the step uses GPUs 0 .. N-1", "Exit codes"})
+                           "--exact", "refused here: the step uses GPUs 0 .. N-1", "Exit codes"})
     EXPECT_NE(h.find(part), std::string::npos) << part << " not in\n" << h;
 }
 
@@ -177,7 +177,7 @@ multigpu::TeamFields made_up_fields() {
   multigpu::TeamFields t;
   t.mode = "mpi";
   t.gpus = 2;
-  t.timing.nccl_floor = {0.05, 0.04, 0.06};
+  t.collective_ms = {0.05, 0.04, 0.06};
   t.nccl_version = 22803;
   t.gpus_agree = true;
   return t;
@@ -198,8 +198,7 @@ TEST(MultiGpuOptions, ReproducibleModeAndVirtualRanks) {
 
   EXPECT_NE(usage_error({"--virtual-ranks", "2"}).find("needs --reproducible or --exact"), std::string::npos);
   EXPECT_NE(usage_error({"--reproducible", "--virtual-ranks", "2", "--gpus", "2"}).find("exclude"), std::string::npos);
-  EXPECT_TRUE(p.single_gpu) << "a mode's step alone on one GPU is its bits' check: always measured";
-  EXPECT_TRUE(multigpu::plan_of(parse({"--reproducible", "--single-gpu"})).single_gpu);
+  EXPECT_NE(usage_error({"--reproducible", "--single-gpu"}).find("--single-gpu"), std::string::npos);
   EXPECT_NE(usage_error({"--reproducible", "--virtual-ranks", "0"}).find("--virtual-ranks"), std::string::npos);
   EXPECT_NE(usage_error({"--reproducible", "--virtual-ranks", "1025"}).find("--virtual-ranks"), std::string::npos);
   EXPECT_NE(usage_error({"--reproducible=1"}).find("--reproducible"), std::string::npos);
@@ -208,7 +207,8 @@ TEST(MultiGpuOptions, ReproducibleModeAndVirtualRanks) {
             std::string::npos);
 }
 
-// --exact: its own flag, with --virtual-ranks or --gpus, beside --reproducible, and refused under MPI.
+// --exact: its own flag, with --virtual-ranks or --gpus, and refused beside --reproducible, --single-gpu
+// and under MPI.
 TEST(MultiGpuOptions, ExactMode) {
   EXPECT_FALSE(multigpu::plan_of(parse({})).exact);
   const multigpu::Plan p = multigpu::plan_of(parse({"--exact", "--virtual-ranks", "5"}));
@@ -216,8 +216,8 @@ TEST(MultiGpuOptions, ExactMode) {
   EXPECT_FALSE(p.reproducible);
   EXPECT_EQ(p.virtual_ranks, 5);
   EXPECT_TRUE(multigpu::plan_of(parse({"--exact", "--gpus", "2"})).exact);
-  const multigpu::Plan both = multigpu::plan_of(parse({"--exact", "--reproducible", "--single-gpu"}));
-  EXPECT_TRUE(both.exact && both.reproducible && both.single_gpu) << "both modes in the same rounds";
+  EXPECT_NE(usage_error({"--exact", "--reproducible"}).find("exclude each other"), std::string::npos);
+  EXPECT_NE(usage_error({"--exact", "--single-gpu"}).find("--single-gpu: --exact"), std::string::npos);
   EXPECT_NE(usage_error({"--exact", "--virtual-ranks", "2", "--gpus", "2"}).find("exclude"), std::string::npos);
   EXPECT_NE(usage_error({"--exact=1"}).find("--exact"), std::string::npos);
   EXPECT_NE(usage_error({"--exact"}, /*mpi=*/true, 2).find("--exact: one process"), std::string::npos);
@@ -240,24 +240,19 @@ multigpu::ReproducibleFields made_up_reproducible(const std::string& bits) {
 // The reproducible mode's record: its fields, and a fail where the bits are not 14_reproducible's.
 TEST(MultiGpuRecord, ReproducibleFieldsAndTheirVerdict) {
   reduce::Report r = made_up_record();
-  multigpu::ReproducibleFields f0 = made_up_reproducible("0x3f800000");
-  f0.ordinary = reduce::Summary{1.0, 0.9, 1.1};
-  f0.timing.single = reduce::Summary{2.5, 2.4, 2.6, 0, 0, {2.5}};
-  f0.timing.single_step = "14_reproducible";
-  multigpu::add_reproducible_fields(r, f0);
+  multigpu::add_reproducible_fields(r, made_up_reproducible("0x3f800000"));
+  reduce::add_comparison(r, "ordinary", reduce::Summary{1.0, 0.9, 1.1});  // as main.cpp adds it
   const std::string j = reduce::format_json(r);
   expect_fields(j, {"\"mode\": \"reproducible_virtual\"", "\"gpus\": 1", "\"ranks\": 3", "\"tiles\": 17",
-                    "\"tiles_per_rank\": 6", "\"result_bits\": \"0x3f800000\"", "\"step14_bits\": \"0x3f800000\"",
-                    "\"same_as_step14\": true", "\"ranks_agree\": true", "\"vs_ordinary\": 0.5",
-                    "\"single_gpu_step\": \"14_reproducible\"", "\"vs_single_gpu\": 1.25", "\"nccl_floor_ms\": ",
-                    "\"held\": true", "\"passed\": true"});
-  EXPECT_EQ(j.find("step15"), std::string::npos) << "14's bits are named for step 14: " << j;
+                    "\"tiles_per_rank\": 6", "\"result_bits\": \"0x3f800000\"", "\"step15_bits\": \"0x3f800000\"",
+                    "\"same_as_step15\": true", "\"ranks_agree\": true", "\"vs_ordinary\": 0.5",
+                    "\"passed\": true"});
   EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 1000.0);  // one GPU's peak
 
   reduce::Report other = made_up_record();
   multigpu::add_reproducible_fields(other, made_up_reproducible("0x3f800001"));
   EXPECT_FALSE(other.passed);
-  EXPECT_NE(reduce::format_json(other).find("\"same_as_step14\": false"), std::string::npos);
+  EXPECT_NE(reduce::format_json(other).find("\"same_as_step15\": false"), std::string::npos);
   reduce::Report split = made_up_record();
   multigpu::ReproducibleFields f = made_up_reproducible("0x3f800000");
   f.ranks_agree = false;
@@ -280,7 +275,7 @@ TEST(MultiGpuRecord, ExactFieldsAndTheirVerdict) {
                     "\"shard_max\": 334", "\"limbs\": 12", "\"result_bits\": \"0x3f800000\"",
                     "\"single_bits\": \"0x3f800000\"", "\"same_as_single\": true", "\"ranks_agree\": true",
                     "\"passed\": true"});
-  for (const char* field : {"tiles", "step14_bits"}) EXPECT_EQ(j.find(field), std::string::npos) << field << " in " << j;
+  for (const char* field : {"tiles", "step15_bits"}) EXPECT_EQ(j.find(field), std::string::npos) << field << " in " << j;
   EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 3000.0);  // three GPUs' peak
 
   f.virtual_ranks = true;
@@ -299,25 +294,19 @@ TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
   const std::string j = reduce::format_json(r);
   expect_fields(j, {"\"step\": \"16_multi_gpu\"", "\"mode\": \"mpi\"", "\"gpus\": 2", "\"n\": 1000",
                     "\"median_ms\": 2", "\"min_ms\": 1.5", "\"max_ms\": 3", "\"gbps\": ",
-                    "\"shard_min\": 500", "\"shard_max\": 500", "\"nccl_floor_ms\": 0.05", "\"nccl_floor_min_ms\": 0.04",
-                    "\"nccl_floor_max_ms\": 0.06", "\"collective_share\": 0.025", "\"held\": true", "\"gpus_agree\": true",
+                    "\"shard_min\": 500", "\"shard_max\": 500", "\"collective_ms\": 0.05", "\"collective_min_ms\": 0.04", "\"collective_share\": 0.025",
+                    "\"gpus_agree\": true",
                     "\"passed\": true", "\"device\": \"GPU\"", "\"cuda_runtime\": \"13.0\"",
                     "\"cuda_driver\": \"13.0\"", "\"nccl_version\": \"2.28.3\""});
   EXPECT_DOUBLE_EQ(r.gbps, 1000 * 4.0 / 2e-3 / 1e9);
   EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 2000.0);  // of both GPUs' peak
 
-  EXPECT_EQ(j.find("single_gpu_step"), std::string::npos) << "no baseline measured, none recorded: " << j;
-
   reduce::Report with_baseline = made_up_record();
   multigpu::TeamFields t = made_up_fields();
-  t.timing.single = reduce::Summary{4.0, 3.5, 4.5, 0, 0, {4.0, 3.5, 4.5}};
-  t.timing.single_step = "10_loads_in_flight";
-  t.timing.nccl_floor.median = 0.5;  // the floor: 0.5 + 4 = 4.5 ms against the record's 2
   multigpu::add_team_fields(with_baseline, t);
+  reduce::add_comparison(with_baseline, "single_gpu", reduce::Summary{4.0, 3.5, 4.5});  // as main.cpp adds it
   const std::string json = reduce::format_json(with_baseline);
-  expect_fields(json, {"\"vs_single_gpu\": 2", "\"single_gpu_median_ms\": 4", "\"single_gpu_gbps\": ",
-                       "\"single_gpu_step\": \"10_loads_in_flight\"", "\"time_over_floor\": 0.444",
-                       "\"single_gpu_samples_ms\": [4, 3.5, 4.5]"});
+  expect_fields(json, {"\"vs_single_gpu\": 2", "\"single_gpu_median_ms\": 4", "\"single_gpu_gbps\": "});
   EXPECT_EQ(json.find("speedup_vs_single_gpu"), std::string::npos) << "one name for the speedup: vs_single_gpu";
   const std::string text = reduce::format_text(with_baseline);
   EXPECT_NE(text.find("vs_single_gpu 2"), std::string::npos) << text;
@@ -330,49 +319,9 @@ TEST(MultiGpuRecord, CsvHeaderAndLineAgree) {
   multigpu::add_team_fields(r, made_up_fields());
   const std::string header = reduce::csv_header(r), line = reduce::format_csv(r);
   EXPECT_EQ(header.rfind(reduce::csv_header(), 0), 0u) << "the common columns first";
-  for (const char* column : {",mode,gpus,n_per_gpu,shard_min,shard_max,nccl_floor_ms,", ",nccl_version"})
+  for (const char* column : {",mode,gpus,n_per_gpu,shard_min,shard_max,collective_ms,", ",nccl_version"})
     EXPECT_NE(header.find(column), std::string::npos) << column << " not in " << header;
   EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(line.begin(), line.end(), ','));
-}
-
-// --- The timing's CPU side -----------------------------------------------------------------------
-
-// Each round runs every contender once; over `count` rounds each runs at every position once.
-TEST(MultiGpuTiming, RoundsRotateTheOrder) {
-  EXPECT_EQ(multigpu::round_order(3, 0), (std::vector<int>{0, 1, 2}));
-  EXPECT_EQ(multigpu::round_order(3, 1), (std::vector<int>{1, 2, 0}));
-  EXPECT_EQ(multigpu::round_order(3, 5), (std::vector<int>{2, 0, 1}));
-  EXPECT_TRUE(multigpu::round_order(0, 4).empty());
-  for (int count = 1; count <= 7; ++count) {
-    std::vector<std::vector<int>> at(count, std::vector<int>(count, 0));  // at[contender][position]
-    for (int r = 0; r < count; ++r) {
-      std::vector<int> order = multigpu::round_order(count, r);
-      for (int k = 0; k < count; ++k) ++at[order[k]][k];
-      std::sort(order.begin(), order.end());
-      for (int k = 0; k < count; ++k) ASSERT_EQ(order[k], k) << "round " << r << " runs every contender once";
-    }
-    for (const auto& row : at)
-      for (int times : row) EXPECT_EQ(times, 1) << count << " contenders";
-  }
-}
-
-// Samples paired by round: a machine that slows down during the rounds slows both contenders of a round
-// alike, so the paired ratio sees the 3% of extra work where two separate medians would not.
-TEST(MultiGpuTiming, PairedRatioFollowsTheRounds) {
-  std::vector<double> base, more;
-  for (int r = 0; r < 40; ++r) {
-    const double machine = r < 20 ? 1.0 : 1.5;  // half the rounds on a slower clock
-    base.push_back(machine * (1.0 + 0.001 * (r % 3)));
-    more.push_back(machine * 1.03 * (1.0 + 0.001 * ((r + 1) % 3)));
-  }
-  EXPECT_NEAR(multigpu::paired_ratio(more, base), 1.03, 0.005);
-  EXPECT_TRUE(multigpu::not_faster_beyond_noise(more, base, 0.0));
-  EXPECT_FALSE(multigpu::not_faster_beyond_noise(base, more, 0.02)) << "base does less: it reads 3% faster";
-  EXPECT_TRUE(multigpu::not_faster_beyond_noise(base, more, 0.05)) << "within a 5% noise";
-  EXPECT_EQ(multigpu::paired_ratio({}, {}), 0.0);
-  EXPECT_EQ(multigpu::paired_ratio({1.0, 2.0}, {0.0, 1.0}), 2.0) << "a zero sample (no run) pairs with nothing";
-  EXPECT_TRUE(multigpu::not_faster_beyond_noise({1.0, 1.0}, {0.0, 0.0}, 0.0)) << "nothing to be faster than";
-  EXPECT_FALSE(multigpu::not_faster_beyond_noise({0.0, 0.0}, {1.0, 1.0}, 0.05)) << "no time at all is faster";
 }
 
 TEST(MultiGpuRecord, NcclVersionString) {

@@ -19,7 +19,6 @@
 #include "input.hpp"
 #include "property.hpp"
 #include "ranks.cuh"
-#include "rounds.cuh"
 #include "reproducible.cuh"  // 14_reproducible_kernel
 
 namespace {
@@ -50,14 +49,7 @@ std::string single(Sum sum, const std::vector<float>& host, std::int64_t n, floa
 std::string team_gives(multigpu::ReproducibleTeam& team, const std::vector<float>& host, std::int64_t n, float want) {
   std::ostringstream why;
   team.load(host.data(), n);
-  team.prepare(3);
-  multigpu::Contender c;  // timed as 16_multi_gpu times it (rounds.cuh), one warm-up run and two timed
-  c.lanes = team.lanes();
-  c.nccl = !team.virtual_ranks() && team.ranks() > 1;
-  c.enqueue = [&team](int r) { team.enqueue(r); };
-  multigpu::Hold hold;
-  multigpu::run_rounds({&c}, &hold, 1, 2);
-  const multigpu::Totals res = team.totals();
+  const multigpu::ReproducibleResult res = team.run(1, 2);
   if (res.results.size() != 3) why << res.results.size() << " results for 3 runs; ";
   for (float v : res.results)
     if (repro::bits_text(v) != repro::bits_text(want)) {
@@ -65,7 +57,7 @@ std::string team_gives(multigpu::ReproducibleTeam& team, const std::vector<float
           << want << "); ";
       break;
     }
-  if (!res.agree) why << "the ranks hold different totals; ";
+  if (!res.ranks_agree) why << "the ranks hold different totals; ";
   if (!team.input_unchanged(host.data())) why << "a shard changed; ";
   return why.str();
 }
