@@ -49,6 +49,9 @@ class Package(unittest.TestCase):
         for where, a in actions(cli.parser(), "suite"):
             with self.subTest(command=where, option=a.option_strings or a.dest):
                 self.assertTrue(a.help and a.help != argparse.SUPPRESS)
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sub in a.choices.items():
+                    self.assertIn("usage: suite " + name, sub.format_help())  # argparse formats help with %
 
 
 class AcrossGpus(TreeCase):
