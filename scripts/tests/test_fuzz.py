@@ -269,7 +269,7 @@ def executables():
     where = Path(os.environ.get("REDUCE_BIN") or REPO / "build" / "release" / "bin")
     found = []
     for exe in sorted(where.iterdir()) if where.is_dir() else []:
-        if not exe.is_file() or not os.access(exe, os.X_OK):
+        if not exe.is_file() or not os.access(exe, os.X_OK) or exe.name.endswith("_mpi"):  # _mpi: under mpirun only
             continue
         try:
             text = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=30).stdout
