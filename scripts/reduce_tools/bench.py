@@ -15,15 +15,16 @@ from .runlist import RunList
 
 
 def build(build_dir, steps, ceiling=True):
-    """Configures build_dir once, as the test workflow does (Release; CMake picks the GPU it sees, else
-    sm_75..sm_90), then builds only the steps to run and the read ceiling, not the tests. -j from
-    CMAKE_BUILD_PARALLEL_LEVEL, else the cores, at most 8."""
+    """Configures build_dir once (Release; CMake picks the GPU it sees, else sm_75..sm_90), without the
+    tests, so that no GoogleTest is needed (the test workflow's preset turns them on in the same
+    folder), then builds only the steps to run and the read ceiling. -j from CMAKE_BUILD_PARALLEL_LEVEL,
+    else the cores, at most 8."""
     if not shutil.which("cmake"):
         raise Failure("cmake is not on PATH (it builds the suite; --no-build runs what is built)")
     build_dir = Path(build_dir)
     if not (build_dir / "CMakeCache.txt").exists():
         gen = ["-G", "Ninja"] if shutil.which("ninja") else []
-        _cmake(["cmake", "-S", ROOT, "-B", build_dir, *gen, "-DCMAKE_BUILD_TYPE=Release"])
+        _cmake(["cmake", "-S", ROOT, "-B", build_dir, *gen, "-DCMAKE_BUILD_TYPE=Release", "-DREDUCE_BUILD_TESTS=OFF"])
     jobs = [] if os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") else ["--parallel", str(min(os.cpu_count() or 1, 8))]
     targets = [*dict.fromkeys(steps), *([CEILING_TOOL] if ceiling else [])]
     progress(f"build: {len(targets)} targets in {build_dir} ({', '.join(targets)})")
