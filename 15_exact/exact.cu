@@ -57,7 +57,8 @@ static_assert(kRoundFloats * kWindowRounds <= (1 << 11) && kBand + 11 + 24 <= 53
 // unsigned words so that 64-bit atomicAdd wraps like two's complement (a negative digit is added as is).
 using Words = unsigned long long;
 
-// Adds x exactly, one float (the slow path and the unaligned ends): Acc's digits, atomically.
+// Adds x exactly, one float (the unaligned ends, and NaN and the infinities of a binned round): Acc's
+// digits or counts, atomically.
 __device__ void add_exact(Words* acc, float x) {
   const std::uint32_t u = __float_as_uint(x);
   const int e = (u >> 23) & 0xff;
@@ -155,7 +156,7 @@ struct Window {
     return fabsf(x) < hi && u + (u + 0xfffffffeu) >= lo;  // 2u - 2, wrapping, in one IADD3
   }
 
-  // This thread's window into the block's Acc alone (the slow path: rare, so contention does not matter).
+  // This thread's window into the block's Acc alone (a band move: rare, so contention does not matter).
   __device__ void flush_own(Words* acc) {
     const Digits g = digits_of(sum);
     for (int j = 0; g.k >= 0 && j < 3; ++j)
