@@ -136,6 +136,8 @@ def run_main(prog, main, argv):
         code, message = 128 + e.args[0], "terminated"
     except KeyboardInterrupt:
         code, message = 130, "interrupted"
+    except OSError as e:  # the machine said no: the file it concerns, quoted, and why
+        code, message = 1, (f"{quote(e.filename, 60)}: " if e.filename else "") + (e.strerror or str(e))
     except Exception as e:  # a bug or an unexpected state of the machine: still one line
         code, message = 1, f"{type(e).__name__}: {e}"
     finally:

@@ -68,6 +68,12 @@ def main(args):
     except (re.error, OverflowError, RecursionError, ValueError) as e:  # a{99999999999} overflows
         raise UsageError(f"--allow: {quote(args.allow, 40)} is not a regular expression ({e})") from None
     where = Path(args.where if args.where is not None else ROOT / "build" / "release")
+    try:
+        where.stat()
+    except FileNotFoundError:
+        pass  # said below
+    except OSError as e:  # a name too long, a folder we may not enter, a link loop
+        raise UsageError(f"{quote(where, 60)}: {e.strerror or e}") from None
     if where.is_dir():
         source, read = (where / JUNIT, from_junit) if os.path.lexists(where / JUNIT) else (where / LAST_TEST, from_last_test)
         if not os.path.lexists(source):

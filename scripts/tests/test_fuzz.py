@@ -8,7 +8,7 @@ files it was given.
 
 Every run prints its seed: REDUCE_FUZZ_SEED=N replays it. Quick mode (CI): seed 1, 300 cases of the
 suite and 200 of the executables. Long mode: REDUCE_FUZZ_CASES=2000 (1000 or more) cases of each, a new
-seed each run, with the cases quick mode leaves out (LONG_ONLY). REDUCE_FUZZ_CASES=0 skips both."""
+seed each run. REDUCE_FUZZ_CASES=0 skips both."""
 
 import os
 import random
@@ -70,15 +70,6 @@ COMMANDS = {
 }
 VALID = {"--n": "1K", "--steps": "01", "--iters": "5", "--range": "10:11", "--rounds": "1", "--against": "00",
          "--only": "float", "--parts": "table", "--sanitizer-jobs": "2", "--allow": "x", "--build-dir": B, "--out": OUT}
-
-# Known defects outside this test's reach, left to the long mode (which still runs and fails them):
-# (command, mutation, value), None for any. skips: a path that cannot be looked at (too long, or under
-# a folder it may not search) gives OSError's own line, not one naming the path.
-LONG_ONLY = [("skips", "value", "long"), ("skips", "value", "/proc/1/cwd/nope")]
-
-
-def long_only(command, mutation, value):
-    return any(c in (None, command) and m in (None, mutation) and v in (None, value) for c, m, v in LONG_ONLY)
 
 
 class Env:
@@ -258,8 +249,6 @@ def suite_cases(rng, count, calibrated):
         command = names[len(cases) % len(names)] if len(cases) < 4 * len(names) else rng.choice(names)
         base, kinds = COMMANDS[command]
         argv, expect, m, slot, value = mutate(rng, command, base, kinds)
-        if not LONG and long_only(command, m, value):
-            continue
         cases.append((argv, expect, "pipe", f"{command} {m} {slot or ''} {value[:40]!r}"))
     return cases
 
