@@ -275,82 +275,62 @@ std::vector<float> values_of(const Case& c) {
   }
   return x;
 }
+// The properties' shared parts: a random case, the check of x's bits (and the scratch left zero), the
+// smaller cases to shrink to, and the line that replays a case.
+Case random_case(prop::Rng& rng, int sms) {
+  Case c;
+  c.n = static_cast<std::int64_t>(std::exp2(std::uniform_real_distribution<double>(0.0, 22.0)(rng))) - 1;
+  c.seed = rng();
+  c.block = 32 << prop::uniform(rng, 0, 5);
+  c.misalign = static_cast<int>(prop::uniform(rng, 0, 3));
+  const auto g = prop::uniform(rng, 0, 3);  // the device's grid, one block (the bins empty many times), or any
+  c.grid = g == 0 ? 0 : g == 1 ? 1 : prop::uniform(rng, 1, 4 * sms);
+  return c;
+}
+std::string exact_bits_failure(const std::vector<float>& x, const Case& c) {
+  OnDevice run(x, c.misalign);
+  const float r = run.sum(config(c.block, c.grid)), w = want(x);
+  if (bits(r) != bits(w)) return "bits " + std::to_string(bits(r)) + ", the exact sum's " + std::to_string(bits(w));
+  if (!run.scratch_zero()) return "the scratch was not left zero";
+  return "";
+}
+std::vector<Case> smaller_cases(const Case& c) {
+  std::vector<Case> s;
+  for (Case d : {Case{c.n / 2, c.seed, c.block, c.misalign, c.grid}, Case{c.n - 1, c.seed, c.block, c.misalign, c.grid},
+                 Case{c.n, c.seed, 512, c.misalign, c.grid}, Case{c.n, c.seed, c.block, 0, c.grid},
+                 Case{c.n, c.seed, c.block, c.misalign, 0}})
+    if (d.n >= 0 && (d.n != c.n || d.block != c.block || d.misalign != c.misalign || d.grid != c.grid)) s.push_back(d);
+  return s;
+}
+std::string describe(const Case& c) {
+  return "n=" + std::to_string(c.n) + " seed=" + std::to_string(c.seed) + " block=" + std::to_string(c.block) +
+         " grid=" + std::to_string(c.grid) + " misalign=" + std::to_string(c.misalign);
+}
+
 TEST(Property, RandomInputsAndLaunchesGiveTheExactSum) {
   SKIP_WITHOUT_GPU();
   const int sms = sm_count();
   prop::check<Case>(
-      "exact_sum", 200,
-      [&](prop::Rng& rng) {
-        Case c;
-        c.n = static_cast<std::int64_t>(std::exp2(std::uniform_real_distribution<double>(0.0, 22.0)(rng))) - 1;
-        c.seed = rng();
-        c.block = 32 << prop::uniform(rng, 0, 5);
-        c.misalign = static_cast<int>(prop::uniform(rng, 0, 3));
-        c.grid = prop::uniform(rng, 0, 2) == 0 ? 0 : prop::uniform(rng, 1, 4 * sms);
-        return c;
-      },
-      [](const Case& c) -> std::string {
-        const std::vector<float> x = values_of(c);
-        OnDevice run(x, c.misalign);
-        const float r = run.sum(config(c.block, c.grid)), w = want(x);
-        if (bits(r) != bits(w)) return "bits " + std::to_string(bits(r)) + ", the exact sum's " + std::to_string(bits(w));
-        if (!run.scratch_zero()) return "the scratch was not left zero";
-        return "";
-      },
-      [](const Case& c) {
-        std::vector<Case> s;
-        for (Case d : {Case{c.n / 2, c.seed, c.block, c.misalign, c.grid}, Case{c.n - 1, c.seed, c.block, c.misalign, c.grid},
-                       Case{c.n, c.seed, 512, c.misalign, c.grid}, Case{c.n, c.seed, c.block, 0, c.grid},
-                       Case{c.n, c.seed, c.block, c.misalign, 0}})
-          if (d.n >= 0 && (d.n != c.n || d.block != c.block || d.misalign != c.misalign || d.grid != c.grid)) s.push_back(d);
-        return s;
-      },
-      [](const Case& c) {
-        return "n=" + std::to_string(c.n) + " seed=" + std::to_string(c.seed) + " block=" + std::to_string(c.block) +
-               " grid=" + std::to_string(c.grid) + " misalign=" + std::to_string(c.misalign);
-      });
+      "exact_sum", 200, [&](prop::Rng& rng) { return random_case(rng, sms); },
+      [](const Case& c) { return exact_bits_failure(values_of(c), c); }, smaller_cases, describe);
 }
 
-// Property, per distribution of many scales (the suite's patterns, common/input.hpp): random sizes up
-// to 2^22, seeds, blocks, grids (one block at times, so the bins empty many times in a launch) and
-// misalignments, the bits against the CPU's exact sum. 200 cases each; REDUCE_PROPERTY_LONG=1: 4,000.
+// Property, per distribution of many scales (the suite's patterns, common/input.hpp): the same random
+// launches over the pattern's values, the bits against the CPU's exact sum. 200 cases each;
+// REDUCE_PROPERTY_LONG=1: 4,000.
 class Distribution : public ::testing::TestWithParam<reduce::Pattern> {};
 TEST_P(Distribution, RandomLaunchesGiveTheExactSum) {
   SKIP_WITHOUT_GPU();
   const reduce::Pattern pattern = GetParam();
   const int sms = sm_count();
   prop::check<Case>(
-      std::string("exact_") + reduce::to_string(pattern), 200,
-      [&](prop::Rng& rng) {
-        Case c;
-        c.n = static_cast<std::int64_t>(std::exp2(std::uniform_real_distribution<double>(0.0, 22.0)(rng))) - 1;
-        c.seed = rng();
-        c.block = 32 << prop::uniform(rng, 0, 5);
-        c.misalign = static_cast<int>(prop::uniform(rng, 0, 3));
-        const auto g = prop::uniform(rng, 0, 3);
-        c.grid = g == 0 ? 0 : g == 1 ? 1 : prop::uniform(rng, 1, 4 * sms);
-        return c;
-      },
-      [&](const Case& c) -> std::string {
+      std::string("exact_") + reduce::to_string(pattern), 200, [&](prop::Rng& rng) { return random_case(rng, sms); },
+      [&](const Case& c) {
         std::vector<float> x(static_cast<std::size_t>(c.n));
         reduce::fill_input(x.data(), c.n, pattern, c.seed);
-        OnDevice run(x, c.misalign);
-        const float r = run.sum(config(c.block, c.grid)), w = want(x);
-        if (bits(r) != bits(w)) return "bits " + std::to_string(bits(r)) + ", the exact sum's " + std::to_string(bits(w));
-        if (!run.scratch_zero()) return "the scratch was not left zero";
-        return "";
+        return exact_bits_failure(x, c);
       },
-      [](const Case& c) {
-        std::vector<Case> s;
-        for (Case d : {Case{c.n / 2, c.seed, c.block, c.misalign, c.grid}, Case{c.n - 1, c.seed, c.block, c.misalign, c.grid},
-                       Case{c.n, c.seed, 512, c.misalign, c.grid}, Case{c.n, c.seed, c.block, 0, c.grid}})
-          if (d.n >= 0 && (d.n != c.n || d.block != c.block || d.misalign != c.misalign)) s.push_back(d);
-        return s;
-      },
-      [&](const Case& c) {
-        return std::string("pattern=") + reduce::to_string(pattern) + " n=" + std::to_string(c.n) + " seed=" + std::to_string(c.seed) +
-               " block=" + std::to_string(c.block) + " grid=" + std::to_string(c.grid) + " misalign=" + std::to_string(c.misalign);
-      });
+      smaller_cases, [&](const Case& c) { return std::string("pattern=") + reduce::to_string(pattern) + " " + describe(c); });
 }
 INSTANTIATE_TEST_SUITE_P(Patterns, Distribution,
                          ::testing::Values(reduce::Pattern::uniform, reduce::Pattern::mixed, reduce::Pattern::normal,
