@@ -123,6 +123,9 @@ def lecture(args):
             cache[step, n] = one(exes[step], n, iters=args.iters)
         return cache[step, n]
     for k, (step, n) in enumerate(steps, 1):
+        if k > 1 and n != steps[k - 2][1]:  # said in the table, where the class reads it
+            print(f"-- n changes to {count_text(n)}: {step}'s lesson shows there; the previous step runs again at it",
+                  flush=True)
         progress(f"[{k}/{len(steps)}] {step} at n = {count_text(n)} ...")
         r = get(step, n)
         prev = get(steps[k - 2][0], n) if k > 1 else None

@@ -227,6 +227,8 @@ def checked(args):
 
 def runs(args):
     plan = RunList(args.step)
+    if not args.cmake:
+        print(f"# {args.step}/runs.txt, {len(plan.runs)} runs: KIND NAME | FIELDS | ARGUMENTS")
     print("\n".join(plan.cmake_lines() if args.cmake else
                     (" | ".join([r.kind if r.kind == "sanitize" else r.kind + " " + r.name, *r.fields, " ".join(r.args)])
                      for r in plan.runs)))

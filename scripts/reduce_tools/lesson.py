@@ -7,7 +7,7 @@ import difflib
 import re
 import sys
 
-from .common import ROOT, Failure, UsageError, read_text, resolve_step, step_names
+from .common import ROOT, Failure, UsageError, read_beyond, read_text, resolve_step, step_names
 
 BUDGET = 40
 COLOURS = {"+": "\033[32m", "-": "\033[31m", "@": "\033[36m"}
@@ -43,12 +43,13 @@ def code_lines(text):
 
 
 def kernel_file(step):
+    """The step's one kernel file: its .cu file that is neither a main nor a test."""
     folder = ROOT / step
     if not folder.is_dir():
         raise Failure(f"{step}: no such folder yet")
-    files = sorted(folder.glob("*.cu"))
+    files = [f for f in sorted(folder.glob("*.cu")) if f.name != "main.cu" and not f.name.startswith("test_")]
     if len(files) != 1:
-        raise Failure(f"{step}: expected one .cu file, found {len(files)}")
+        raise Failure(f"{step}: expected one kernel .cu file, found {len(files)}")
     return files[0]
 
 
@@ -84,8 +85,9 @@ def main(args):
         return 0
     if args.a is None or args.b is None:
         raise UsageError("lesson: give two steps (lesson 06 07), or --pairs")
-    a, b = resolve_step(args.a, steps, "A"), resolve_step(args.b, steps, "B")
-    neighbours = steps.index(b) - steps.index(a) == 1
+    known = steps + read_beyond() if args.any else steps  # --any: the steps beyond the progression too
+    a, b = resolve_step(args.a, known, "A"), resolve_step(args.b, known, "B")
+    neighbours = b in steps and a in steps and steps.index(b) - steps.index(a) == 1
     if a == b or (not args.any and not neighbours):
         raise UsageError(f"{a} and {b} are not neighbours in steps.txt (--any allows any pair)")
     if args.check:

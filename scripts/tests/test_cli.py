@@ -161,6 +161,8 @@ class Running(TreeCase):
         self.assertIn("[3/3] 02_fast at n = 2^10", err)
         rows = [line for line in out.splitlines() if line.startswith("0")]
         self.assertEqual([r.split()[:2] for r in rows], [["00_atomic", "2^12"], ["01_tree", "2^12"], ["02_fast", "2^10"]])
+        self.assertEqual([line for line in out.splitlines() if line.startswith("-- n changes")],
+                         ["-- n changes to 2^10: 02_fast's lesson shows there; the previous step runs again at it"])
         self.assertEqual(before, self.snapshot())
 
     def test_a_failed_step_is_exit_1(self):
@@ -303,6 +305,15 @@ class Small(TreeCase):
         self.assertEqual(rc, 0)
         self.assertIn("within the budget of 40", out)
         self.assertIn("+__global__ void reduce_tree", self.suite("lesson", "00", "01")[1])
+        self.assertEqual(self.suite("runs", "12")[1].splitlines()[0][:2], "# ")  # a header, then the runs
+        # --any reaches the steps beyond the progression: their one kernel file (not main.cu, not test_*.cu)
+        for name, text in (("types.cu", "__global__ void reduce_types() {}\n"), ("main.cu", "int main() {}\n"),
+                           ("test_types.cu", "// a test\n")):
+            (self.root / "12_types" / name).write_text(text)
+        rc, out, _ = self.suite("lesson", "01", "12", "--any")
+        self.assertEqual(rc, 0)
+        self.assertIn("+++ b/12_types/types.cu", out)
+        self.assertEqual(self.suite("lesson", "01", "12")[0], 2)  # not without --any
 
     def test_skips(self):
         junit = self.tmp.parent / "junit.xml"
