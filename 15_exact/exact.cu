@@ -25,6 +25,7 @@
 // finish (a counter) takes the total, zeroes the scratch for the next launch, and rounds once (launch)
 // or writes the normalized Acc (accumulate), on one thread with everything in registers.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "agent.cuh"
@@ -75,7 +76,7 @@ __device__ void add_exact(Words* acc, float x) {
   if (v >> 32) atomicAdd(&acc[s / 32 + 1], static_cast<Words>(v >> 32));
 }
 
-// A window's sum d, a multiple of 2^-149 below 2^139 in magnitude (so normal in double), as three
+// A window's or a bin total's sum d, a multiple of 2^-149 below 2^160 in magnitude, as three
 // signed digits: d = sum digit[j] * 2^(32 (k + j) - 149); k = -1 for zero.
 struct Digits {
   int k = -1;
@@ -199,7 +200,7 @@ struct Window {
 };
 
 // A round whose floats do not all fit the window: each float into its thread's bin for its band, exactly
-// (NaN and the infinities into the Acc's counts). When the round's nonzero floats span at most kBand + 1
+// (NaN and the infinities into the Acc's counts). When the round's nonzero floats span at most kBand
 // binades, the window's band moves to hold such a round, so data of one scale other than the first
 // band's takes the fast path from then on. The thread's bins (bin[b * Block] for band b) are zeroed at
 // its first such round. Inline: out of line (by value), data of many scales ran 5-10% slower.
@@ -227,7 +228,7 @@ __device__ __forceinline__ Window bins_round(Window w, Vec4 a, Vec4 b, Vec4 c, V
       hi = max(hi, e);
     }
   }
-  const bool fits = hi >= lo && hi - lo <= kBand;
+  const bool fits = hi >= lo && hi - lo < kBand;  // the band [hi + 1 - kBand, hi + 1] holds exponents lo .. hi
   if (fits) {  // the round's nonzero floats fit one band: move the window there
     const unsigned t = min(max(hi, 1u) + 1, 254u);
     if (t != w.top) w.move_band(t, acc);
@@ -398,27 +399,43 @@ __global__ void round_kernel(const Acc* acc, float* out) { *out = rounded(*acc);
 
 template <unsigned Block>
 constexpr std::size_t kBinBytes = sizeof(double) * kBands * Block;  // the kernel's dynamic shared memory
+constexpr std::size_t kStaticBytes = 2048;  // above its static shared memory (1.3 KB at 1024 threads)
+constexpr int kMaxDevices = 64;
 
 // Allows the kernel its bins (above 48 KiB a kernel must ask), and asks for no more shared memory than
-// its resident blocks use, so the rest of the SM's 256 KB stays L1 cache: once per instantiation.
+// its resident blocks use, so the rest of the SM's 256 KB stays L1 cache. The attributes belong to the
+// current device, so they are set once per device (a second setting by a racing thread is harmless).
 template <unsigned Block, bool Round>
 cudaError_t allow_bins(int device) {
-  static const cudaError_t allowed = [device] {
+  static std::atomic<int> state[kMaxDevices];  // 0: not yet; else the cudaError_t plus one
+  const bool cached = device >= 0 && device < kMaxDevices;
+  if (cached && state[device] != 0) return static_cast<cudaError_t>(state[device] - 1);
+  const cudaError_t e = [device] {
     int smem_per_sm = 0;
     CUDA_TRY(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-    const std::size_t blocks = std::max(1u, kResidentThreads / Block), used = blocks * (kBinBytes<Block> + 2048);
+    const std::size_t blocks = std::max(1u, kResidentThreads / Block), used = blocks * (kBinBytes<Block> + kStaticBytes);
     const int percent = static_cast<int>(std::min<std::size_t>(100, (100 * used + smem_per_sm - 1) / std::max(smem_per_sm, 1)));
     CUDA_TRY(cudaFuncSetAttribute(reduce_exact<Block, Round>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kBinBytes<Block>)));
     return cudaFuncSetAttribute(reduce_exact<Block, Round>, cudaFuncAttributePreferredSharedMemoryCarveout, percent);
   }();
-  return allowed;
+  if (cached) state[device] = static_cast<int>(e) + 1;
+  return e;
+}
+
+// The block to launch: cfg.block, or where a block's bins do not fit the device's shared memory per
+// block (64 KiB on sm_75, 99 KiB on sm_86 and sm_89), the largest that fits. The bits do not change.
+int fitting_block(int block, int device) {
+  int optin = 0;
+  if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) return block;
+  while (block > 32 && kBinBytes<1> * static_cast<std::size_t>(block) + kStaticBytes > static_cast<std::size_t>(optin)) block /= 2;
+  return block;
 }
 
 template <unsigned Block>
-std::int64_t grid_for(std::int64_t n, const reduce::LaunchConfig& cfg) {
+std::int64_t grid_for(std::int64_t n, const reduce::LaunchConfig& cfg, int device) {
   if (cfg.grid > 0) return std::min(cfg.grid, kMaxGrid);
   static int per_sm = 0;  // resident blocks per SM of this kernel: asked once
-  if (per_sm == 0 && (allow_bins<Block, true>(cfg.device) != cudaSuccess ||
+  if (per_sm == 0 && (allow_bins<Block, true>(device) != cudaSuccess ||
                       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_exact<Block, true>, Block, kBinBytes<Block>) != cudaSuccess))
     per_sm = 1;
   per_sm = std::min<int>(per_sm, std::max(1u, kResidentThreads / Block));
@@ -432,10 +449,12 @@ cudaError_t run(const float* in, std::int64_t n, Acc* acc_out, float* out, reduc
   if (scratch.bytes < scratch_bytes(n, cfg)) return cudaErrorInvalidValue;
   auto* const total = static_cast<Words*>(scratch.data);
   auto* const done = reinterpret_cast<unsigned*>(total + kAccWords);
-  return reduce::with_block_size(cfg.block, [&](auto block) {
+  int device = 0;
+  CUDA_TRY(cudaGetDevice(&device));
+  return reduce::with_block_size(fitting_block(cfg.block, device), [&](auto block) {
     constexpr unsigned kBlock = decltype(block)::value;
-    CUDA_TRY((allow_bins<kBlock, Round>(cfg.device)));
-    const std::int64_t grid = grid_for<kBlock>(n, cfg);
+    CUDA_TRY((allow_bins<kBlock, Round>(device)));
+    const std::int64_t grid = grid_for<kBlock>(n, cfg, device);
     reduce_exact<kBlock, Round><<<static_cast<unsigned>(grid), kBlock, kBinBytes<kBlock>, stream>>>(in, n, total, done, acc_out, out);
     CUDA_TRY(cudaGetLastError());
     reduce::record_launch(cfg, grid, kBlock);

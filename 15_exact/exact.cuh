@@ -21,7 +21,8 @@ namespace exact {
 std::size_t scratch_bytes(std::int64_t n, const reduce::LaunchConfig& cfg);
 
 // The exact sum of in[0..n) as an Acc, normalized, into *acc_out (device memory): no rounding at all.
-// One kernel: cfg.block threads (any power of two 32 ... 1024), cfg.grid blocks when > 0 (at most 2^20),
+// One kernel: cfg.block threads (any power of two 32 ... 1024; the largest that fits where the GPU's
+// shared memory per block cannot hold 16 doubles a thread), cfg.grid blocks when > 0 (at most 2^20),
 // else enough to fill the device; the last block to finish writes *acc_out. Any alignment of `in`.
 cudaError_t accumulate(const float* in, std::int64_t n, Acc* acc_out, reduce::Scratch scratch,
                        const reduce::LaunchConfig& cfg, cudaStream_t stream);

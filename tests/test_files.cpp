@@ -21,6 +21,10 @@
 #include "options.hpp"
 #include "usage_error.hpp"
 
+#ifndef GTEST_FLAG_SET  // GoogleTest before 1.12 (Ubuntu 22.04's 1.11)
+#define GTEST_FLAG_SET(name, value) (void)(::testing::GTEST_FLAG(name) = value)
+#endif
+
 namespace {
 
 using reduce::quote;
