@@ -20,7 +20,8 @@ A progression README must hold measured, gain (not the first step), profile and 
 results and footer; a beyond step's README STEP, every STEP:NAME and footer. `--check` renders every
 block and fails on any difference, on a marker it cannot pair or that is written otherwise (extra or
 missing spaces too), on a name it cannot fill, and on a block the file held at git's HEAD and lost
-(unless another file holds it now, or it is a retired name, one no longer rendered).
+(unless another file holds it now, or it is a retired name, one no longer rendered), and on process text
+outside the blocks: a commit hash, an ISO date, or `git show` (allowed in docs/reference.md).
 Writing changes nothing unless every file renders; then all are written together.
 """
 
@@ -37,6 +38,10 @@ from .common import (CEILING_TOOL, FIELDS, RESULTS, ROOT, Failure, check_fields,
 from .runlist import RunList
 
 COMMENT = re.compile(r"<!--(.*?)-->", re.S)
+# Process text: a commit (7-40 hex digits with a letter and a digit) or an ISO date. Outside generated
+# blocks (footers and provenance lines are rendered) `--check` refuses both; `git show` only in the reference.
+PROCESS = re.compile(r"(?<![0-9A-Za-z_])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![0-9A-Za-z_])"
+                     r"|(?<![0-9])[12][0-9]{3}-[01][0-9]-[0-3][0-9](?![0-9])|git show")
 RESULTS_PAGE = ROOT / "docs" / "results.md"
 
 
@@ -416,6 +421,17 @@ def blocks(text, where):
     return found
 
 
+def process_text(text, where, spans):
+    """Failure for the first commit hash, ISO date or `git show` of a file's text outside its generated
+    blocks (spans: the blocks' bodies); `git show` is allowed in docs/reference.md."""
+    for m in PROCESS.finditer(text):
+        if any(b <= m.start() < e for _, b, e in spans) or (m.group(0) == "git show" and where == "docs/reference.md"):
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        raise Failure(f"{where}:{line}: {quote(m.group(0))} is process text (a commit or a date belongs in a footer, "
+                      "in git and in the issues)")
+
+
 def held_at_head(md):
     """The block names the file held at git's HEAD (empty where git or the file is not there)."""
     try:
@@ -439,6 +455,7 @@ def render_all(data):
         lost = (data.required(md) - names) | {n for n in held_at_head(md) - anywhere if data.can_render(n, md)}
         if lost:
             raise Failure(f"{rel(md)}: lacks the block{'s' if len(lost) > 1 else ''} {', '.join(sorted(lost))}")
+        process_text(text, rel(md), found[md])
         new, last = [], 0
         for name, begin, end in found[md]:
             new += [text[last:begin], "\n" + data.render(name, md).rstrip("\n") + "\n"]

@@ -49,6 +49,22 @@ class Readme(TreeCase):
         self.assertEqual(rc, 1)
         self.assertIn("lacks the block profile", err)
 
+    def test_check_fails_on_process_text_outside_the_blocks(self):
+        self.suite("readme")
+        self.assertEqual(self.suite("readme", "--check")[0], 0)  # the footers' commits and dates are rendered
+        for text, found in (("fixed at c0cc5f0 on the H200", "'c0cc5f0'"), ("see 1a91397e2b", "'1a91397e2b'"),
+                            ("measured 2026-11-25", "'2026-11-25'"), ("run git show HEAD", "'git show'")):
+            with self.subTest(text=text):
+                self.edit("01_tree/README.md", "# 01_tree", f"# 01_tree\n\n{text}")
+                rc, _, err = self.suite("readme", "--check")
+                self.assertOneLine(1, (rc, _, err))
+                self.assertIn(f"01_tree/README.md:3: {found} is process text", err)
+                self.edit("01_tree/README.md", f"\n\n{text}", "")
+        for text in ("a deadline of 2^26 floats", "1234567 floats", "0x7fffffff", "abcdefab", "stride 64 KB"):
+            self.edit("01_tree/README.md", "# 01_tree", f"# 01_tree {text}")
+            self.assertEqual(self.suite("readme", "--check")[0], 0, text)
+            self.edit("01_tree/README.md", f" {text}", "")
+
     def test_a_block_held_at_head_and_lost(self):
         self.edit("README.md", "text", "<!-- check:begin -->\n<!-- check:end -->")
         (self.root / "results" / "h200" / "progression" / "check.json").write_text(
