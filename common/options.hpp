@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "step.cuh"  // BlockRule, kDefaultBlock
+
 namespace reduce {
 
 // The first four serve every step; the others (special values, for the steps beyond a float sum)
@@ -20,27 +22,6 @@ enum class Pattern {
   normal, lognormal, logu40, logu120, wide, outliers, products  // distributions of many scales (input.hpp)
 };
 enum class Format { text, csv, json };
-
-constexpr int kDefaultBlock = 256;  // threads per block when neither --block nor the step says otherwise
-
-// How a program's threads per block are decided: the one rule that the parser, --help and the record
-// all read (every executable has one: a progression step in its Step record, the others in OptionSpec).
-//   free    --block N sets it; `size` when absent (the step's measured default);
-//   fixed   always `size` (a template parameter, a tuned shape): --block is refused with `reason`;
-//   chosen  decided inside at run time (a library, a shape per segment length): --block is refused with
-//           `reason`, and the record shows the launch the program reports, or 0.
-struct BlockRule {
-  enum Kind { free, fixed, chosen };
-  Kind kind = free;
-  int size = kDefaultBlock;  // free: the default; fixed: the size; chosen: 0
-  const char* reason = "";   // fixed and chosen: why --block means nothing here
-
-  static constexpr BlockRule any(int default_size = kDefaultBlock) { return {free, default_size, ""}; }
-  static constexpr BlockRule always(int size, const char* why) { return {fixed, size, why}; }
-  static constexpr BlockRule inside(const char* why) { return {chosen, 0, why}; }
-  bool takes_option() const { return kind == free; }
-  const char* kind_name() const { return kind == free ? "free" : kind == fixed ? "fixed" : "chosen"; }
-};
 
 struct Options {
   std::int64_t n = std::int64_t{1} << 26;  // 256 MiB of floats: several times a data-center L2
