@@ -221,10 +221,27 @@ def step_names():
 
 def read_beyond(path=None):
     """beyond.txt's steps, one per line (none without the file)."""
+    return list(read_beyond_demo(path))
+
+
+def read_beyond_demo(path=None):
+    """beyond.txt as {step: demo n or None}, in order: "NN_name [DEMO_N]" per line, # comments. The demo
+    n is the one the step's README's small table shows."""
     path = Path(path or ROOT / "beyond.txt")
     if not os.path.lexists(path):
-        return []
-    return [s for s in (line.split("#", 1)[0].strip() for line in read_text(path).splitlines()) if s]
+        return {}
+    steps = {}
+    for number, line in enumerate(read_text(path).splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) > 2:
+            raise Failure(f"{path}:{number}: expected 'NN_name [DEMO_N]', got {quote(line.strip())}")
+        try:
+            steps[words[0]] = parse_count(words[1], f"{path.name}:{number}: demo n") if len(words) == 2 else None
+        except UsageError as e:
+            raise Failure(str(e)) from None
+    return steps
 
 
 def resolve_step(spec, steps, what="step"):

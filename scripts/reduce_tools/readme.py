@@ -16,8 +16,11 @@ outside. The names (the vocabulary the READMEs use):
   variants:SET      perf/variants' set SET as text; ablation:GPU the ablation on that GPU
   STEP, STEP:NAME, STEP:profile   a step beyond the progression: its main table, each "table NAME:"
                     of STEP/runs.txt (16_multi_gpu:scaling: the scaling tables), its ncu table
+  STEP:demo         its small table: the runs of runs.txt's "demo:" line at beyond.txt's demo n; a step
+                    with one keeps its full tables (main, named, profile) in docs/results.md
 A progression README must hold measured, gain (not the first step), profile and footer; README.md
-results and footer; a beyond step's README STEP, every STEP:NAME and footer. `--check` renders every
+results and footer; a beyond step's README STEP:demo and footer where runs.txt has a demo line, else
+STEP, every STEP:NAME and footer. `--check` renders every
 block and fails on any difference, on a marker it cannot pair or that is written otherwise (extra or
 missing spaces too), on a name it cannot fill, and on a block the file held at git's HEAD and lost
 (unless another file holds it now, or it is a retired name, one no longer rendered), and on process text
@@ -33,7 +36,7 @@ import subprocess
 from pathlib import Path
 
 from . import tables
-from .common import (CEILING_TOOL, FIELDS, RESULTS, ROOT, Failure, check_fields, count_text, quote, read_beyond, read_json,
+from .common import (CEILING_TOOL, FIELDS, RESULTS, ROOT, Failure, check_fields, count_text, quote, read_beyond_demo, read_json,
                      read_json_lines, read_steps, read_text, records_of, write_files)
 from .runlist import RunList
 
@@ -162,8 +165,8 @@ class Data:
         self.gpus = [Gpu(f) for f in gpu_dirs() if os.path.lexists(f / "progression" / "table.json")]
         if not self.gpus:
             raise Failure("no results/<gpu>/progression/table.json to render from")
-        self.beyond = {}
-        for step in read_beyond():
+        self.beyond, self.demo = {}, read_beyond_demo()
+        for step in self.demo:
             plan = RunList(step) if os.path.lexists(ROOT / step / "runs.txt") else None
             self.beyond[step] = [Beyond(f / step, plan) for f in gpu_dirs() if os.path.lexists(f / step / "meta.json")]
 
@@ -237,7 +240,32 @@ class Data:
                          f"{g.records[0].get('iters')} timed runs each, L2 flushed before each.\n\n"
                          + tables.markdown(*tables.speedup_table(g.records, g.ceiling), left=2) + "\n")
         parts.append("\n".join(footer_line(g.dir, g.meta, RESULTS_PAGE.parent) for g in self.gpus) + "\n")
+        figures = ROOT / "docs" / "figures"
+        sweeps = [g for g in self.gpus if os.path.lexists(figures / f"sweep_{g.folder.name}.png")]
+        if sweeps:
+            parts.append("## The sweeps\n\nEvery step's GB/s against n, with the read ceiling (`results/<gpu>/progression/sweep.json`, "
+                         "`scripts/suite figures`), then every step at the table's n:\n\n" + "\n\n".join(
+                             f"![{g.name}: every step's GB/s against n](figures/sweep_{g.folder.name}.png)"
+                             + (f"\n![{g.name}: every step at the table's n](figures/steps_{g.folder.name}.png)"
+                                if os.path.lexists(figures / f"steps_{g.folder.name}.png") else "") for g in sweeps) + "\n")
+        for step, name in self.full_tables():
+            if name == step:
+                parts.append(f"## {step}\n\nThe full tables behind [{step}'s README](../{step}/README.md).\n")
+            parts.append(self.render(name, RESULTS_PAGE).rstrip("\n") + "\n")
         return "\n".join(parts)
+
+    def full_tables(self):
+        """[(step, block name)]: the tables docs/results.md holds whole for each step beyond the progression
+        whose README shows a small table at its demo n: its main table, its named tables, its profile."""
+        out = []
+        for step, n in self.demo.items():
+            held = self.beyond.get(step) or []
+            plans = [b.plan for b in held if b.plan]
+            if n is None or not plans or not plans[0].demo:
+                continue
+            names = [step] + [f"{step}:{t}" for t in plans[0].tables] + ([f"{step}:profile"] if any(b.profile for b in held) else [])
+            out += [(step, name) for name in names if self.can_render(name, RESULTS_PAGE)]
+        return out
 
     def path(self, start):
         g = self.gpus[0]
@@ -299,6 +327,13 @@ class Data:
                 body = tables.beyond_table(b.plan, b.results, b.ceilings)
                 if body:
                     parts.append(f"{head}: {note}\n\n{body}")
+            elif what == "demo":
+                n = self.demo.get(step)
+                if n is None:
+                    raise Failure(f"beyond.txt gives {step} no demo n (NN_name DEMO_N)")
+                body = tables.demo_table(b.plan, b.results, b.ceilings, n) if b.plan else ""
+                if body:
+                    parts.append(f"{head}, n = {count_text(n)}:\n\n{body}")
             elif what == "profile":
                 if b.profile:
                     parts.append(f"{head}\n\n" + tables.profile_table(b.profile))
@@ -372,6 +407,8 @@ class Data:
             return {"measured", "profile", "footer"} | ({"gain"} if self.names.index(step) else set())
         if md.name == "README.md" and step in self.beyond:
             plans = [b.plan for b in self.beyond[step] if b.plan]
+            if self.demo.get(step) is not None and plans and plans[0].demo:  # the full tables: docs/results.md
+                return {f"{step}:demo", "footer"}
             return {step, "footer"} | {f"{step}:{t}" for p in plans[:1] for t in p.tables}
         return set()
 
@@ -381,7 +418,7 @@ def markdown_files():
     folder without one fails)."""
     files = [ROOT / "README.md"] + sorted(p for p in ROOT.glob("*.md") if p.name != "README.md")
     files += sorted(p for p in (ROOT / "docs").rglob("*.md") if p != RESULTS_PAGE) if (ROOT / "docs").is_dir() else []
-    for step in [s for s, _ in read_steps()] + read_beyond():
+    for step in [s for s, _ in read_steps()] + list(read_beyond_demo()):
         md = ROOT / step / "README.md"
         if os.path.lexists(md):
             files.append(md)
@@ -448,7 +485,7 @@ def render_all(data):
     raw = {md: read_text(md) for md in markdown_files()}
     files = {md: text.replace("\r\n", "\n") for md, text in raw.items()}  # written back with LF line endings
     found = {md: blocks(text, rel(md)) for md, text in files.items()}
-    anywhere = {n for f in found.values() for n, _, _ in f}
+    anywhere = {n for f in found.values() for n, _, _ in f} | {name for _, name in data.full_tables()}
     out = {}
     for md, text in files.items():
         names = {n for n, _, _ in found[md]}

@@ -15,6 +15,8 @@ and the measured tables' settings:
     ceiling: no            no read-ceiling column (several GPUs)
     skip: FIELD            the main table leaves out the records that hold FIELD (they have a table of their own)
     rows: largest n        the main table shows only the records at the largest n, one per value of the columns
+    demo: NAME, NAME       the README's small table (<!-- STEP:demo -->): these measure runs' records at
+                           beyond.txt's demo n, the columns, GB/s, % read ceiling and each "vs" only
     table NAME: a, b       a second table, <!-- STEP:NAME --> in the README: those fields, one row per
                            record holding the first; "table scaling: strong, weak" is 16's scaling tables
 A product is written once: the lines between "for VAR in A B C" and "end" repeat for each value, {VAR}
@@ -60,7 +62,7 @@ class RunList:
         if text is None:
             text = read_text(self.path)
         self.runs, self.title, self.columns, self.ceiling, self.tables = [], "", [], True, {}
-        self.skip, self.largest = None, False
+        self.skip, self.largest, self.demo = None, False, []
         items = [(k, line.split("#", 1)[0].strip()) for k, line in enumerate(text.splitlines(), 1)]
         lines, _ = _expand([x for x in items if x[1]], 0, f"{step}/runs.txt", False)
         for number, line in lines:
@@ -72,12 +74,14 @@ class RunList:
         if loose:
             raise Failure(f"{where}: {loose.group(0)} outside a 'for' over it")
         key, colon, value = line.partition(":")
-        if colon and "|" not in key and (key in ("title", "columns", "ceiling", "skip", "rows") or key.startswith("table ")):
+        if colon and "|" not in key and (key in ("title", "columns", "ceiling", "skip", "rows", "demo") or key.startswith("table ")):
             items = [v.strip() for v in value.split(",") if v.strip()]
             if key == "title":
                 self.title = value.strip()
             elif key == "columns":
                 self.columns = items
+            elif key == "demo":
+                self.demo = items
             elif key == "ceiling":
                 self.ceiling = value.strip() != "no"
             elif key == "skip":

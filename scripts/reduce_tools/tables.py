@@ -104,6 +104,26 @@ def beyond_table(plan, results, ceilings):
     return markdown(head + ["check"], rows, left=len(plan.columns) + 1)
 
 
+def demo_table(plan, results, ceilings, n):
+    """A beyond step's small table: the records of plan.demo's runs (all runs without a demo line) at n,
+    one row each: the columns, GB/s, % of the read ceiling and each comparison's ratio."""
+    names = plan.demo or [name for name, _ in results]
+    rows_of = [r for name in names for got, rs in results if got == name for r in rs
+               if int(r["n"]) == n and not (plan.skip and plan.skip in r)]
+    if not rows_of:
+        return ""
+    comps = list(dict.fromkeys(c for r in rows_of for c in comparisons(r)))
+    head = plan.columns + ["GB/s"] + (["% read ceiling"] if plan.ceiling else []) + [f"vs {c}" for c in comps]
+    rows = []
+    for r in rows_of:
+        row = [cell(r.get(c)) for c in plan.columns] + [f"{r['gbps']:.0f}"]
+        if plan.ceiling:
+            c = ceilings.get(int(r.get("bytes", 0)))
+            row.append(f"{100 * r['gbps'] / c['gbps']:.0f}" if c and c.get("gbps") else "-")
+        rows.append(row + [f"{r['vs_' + c]:.2f}x" if "vs_" + c in r else "-" for c in comps])
+    return markdown(head, rows, left=len(plan.columns))
+
+
 # Fields renamed since records were committed under results/: the new name reads the old one there.
 RENAMED = {"same_as_step14": "same_as_step15", "step14_bits": "step15_bits"}
 

@@ -65,6 +65,25 @@ class Readme(TreeCase):
             self.assertEqual(self.suite("readme", "--check")[0], 0, text)
             self.edit("01_tree/README.md", f" {text}", "")
 
+    def test_a_demo_table_and_the_full_tables_in_the_results_page(self):
+        (self.root / "beyond.txt").write_text("12_types 2^12\n")
+        self.edit("12_types/runs.txt", "columns: type\n", "columns: type\ndemo: double\n")
+        (self.root / "12_types" / "README.md").write_text("<!-- 12_types:demo:begin -->\n<!-- 12_types:demo:end -->\n"
+                                                          "<!-- footer:begin -->\n<!-- footer:end -->\n")
+        self.assertEqual(self.suite("readme")[0], 0)
+        self.assertEqual(self.suite("readme", "--check")[0], 0)
+        text = (self.root / "12_types" / "README.md").read_text()
+        self.assertIn("**H200**, n = 2^12:", text)
+        self.assertIn("| double |", text)
+        self.assertNotIn("| float |", text)
+        page = (self.root / "docs" / "results.md").read_text()
+        self.assertIn("## 12_types", page)
+        self.assertIn("| float | 0x1 |", page)  # the named table, whole
+        (self.root / "12_types" / "README.md").write_text("<!-- footer:begin -->\n<!-- footer:end -->\n")
+        rc, _, err = self.suite("readme", "--check")
+        self.assertEqual(rc, 1)
+        self.assertIn("lacks the block 12_types:demo", err)
+
     def test_a_block_held_at_head_and_lost(self):
         self.edit("README.md", "text", "<!-- check:begin -->\n<!-- check:end -->")
         (self.root / "results" / "h200" / "progression" / "check.json").write_text(
