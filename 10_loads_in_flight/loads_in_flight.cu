@@ -1,24 +1,19 @@
-// Step 10: several loads in flight, in tiles.
+// Step 10: a grid sized in tiles. Its gain has a cause that had to be found, not assumed.
 //
-// What it shows: DRAM answers after hundreds of nanoseconds, so a thread must have several loads on
-// their way to keep it busy (Little's law: bytes in flight = bandwidth x latency). Here every thread
-// with a tile issues kLoadsInFlight independent float4 loads, all before the first add, at every n.
-// Step 09's compiled loop has a four-load main loop too, but reaches it only after counting its turns
-// (a division) and running turns mod 4 single-load turns, and only with four turns or more: up to
-// 2^21 floats its threads have one or two, so one load at a time (README; the SASS excerpts under
-// results/h200/progression/sass/). Around the loads three things change, and the README measures each
-// alone on two GPUs (perf/variants.cu, set ablation): the loads of one round are a tile,
+// What it changes from step 09, three things at once: the loads of one round are a tile,
 // Block * kLoadsInFlight float4s, contiguous, that one block reads together (block b reads tiles b,
-// b + gridDim.x, ...), where step 09's lie a grid apart; the grid is sized in tiles, an eighth of step
-// 09's blocks up to 2^20 floats on a 132-SM GPU, about a quarter at 2^21 and a half from 2^22 on; and
-// the block is 512 threads. The last tile, cut short by the end of the array, is read the same way
-// with the loads past the end masked. Which change gives the gain depends on n and the GPU (README,
-// "The test: one change at a time"): at 2^20 floats the tile-sized grid alone, on both GPUs; at
-// 2^22 only the three together; from 2^28 on the 512 threads on the H200, mostly the tiles on the H100.
-// What changed from step 09: thread_sum()'s loop walks tiles and keeps kLoadsInFlight loads in flight;
-// the grid is sized in tiles; 512 threads per block unless --block says otherwise (the ablation has
-// 512 ahead from 2^22 floats on and 256 ahead up to 2^20, on the H100 and the H200: README, "512
-// against 256 threads").
+// b + gridDim.x, ...), each thread issuing its kLoadsInFlight independent loads before the first add;
+// the grid is sized in tiles, an eighth of step 09's blocks up to 2^20 floats on a 132-SM GPU, about
+// a quarter at 2^21 and a half from 2^22 on; and the block is 512 threads. The last tile, cut short by
+// the end of the array, is read the same way with the loads past the end masked.
+// What it shows: Little's law (bytes in flight = bandwidth x latency) predicts no gain from more loads
+// in flight at 2^20, where both grids already request the whole input at once, and the ablation
+// (perf/variants.cu, set ablation; README, "The test: one change at a time") agrees: at 2^20 floats
+// the tile-sized grid alone gives the gain, on both GPUs (fewer blocks: fewer partial sums for block 0
+// to combine, and enough turns per thread that step 09's own four-load loop runs); at 2^22 only the
+// three changes together; from 2^28 on the 512 threads on the H200, mostly the tiles on the H100.
+// 512 threads per block unless --block says otherwise (256 is ahead up to 2^20 floats, 512 from 2^22
+// on, on the H100 and the H200: README, "512 against 256 threads").
 // Usage: ./10_loads_in_flight [--n 2^26] [--block 512] [--pattern int] [--help]
 #include <cuda/atomic>
 
@@ -166,7 +161,7 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "10_loads_in_flight", "tiles with several loads in flight", /*deterministic=*/true, reduce::BlockRule::any(512),
+    "10_loads_in_flight", "a grid sized in tiles (fewer blocks)", /*deterministic=*/true, reduce::BlockRule::any(512),
     scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
 
 }  // namespace step10

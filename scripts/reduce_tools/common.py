@@ -358,7 +358,11 @@ def _is_number(v, positive=False):
 FIELDS = {"step": lambda v: isinstance(v, str),
           "n": lambda v: (_is_number(v) and v == int(v)) or (isinstance(v, str) and bool(re.fullmatch("[0-9]{1,20}", v))),
           "median_ms": lambda v: _is_number(v, True), "gbps": _is_number, "pct_peak": _is_number,
-          "peak_gbps": lambda v: _is_number(v, True)}
+          "peak_gbps": lambda v: _is_number(v, True),
+          # an A/B record (results/<gpu>/ab/ab.json): the step against which, B's time over A's, its 95% interval
+          "against": lambda v: isinstance(v, str), "ratio": lambda v: _is_number(v, True),
+          "low": lambda v: _is_number(v, True), "high": lambda v: _is_number(v, True),
+          "verdict": lambda v: v in ("faster", "slower", "within noise")}
 
 
 def records_of(value, where, need=("step", "n", "median_ms", "gbps")):

@@ -11,7 +11,10 @@ outside. The names (the vocabulary the READMEs use):
   footer            one provenance line per GPU: results folder, commit, date, GPU, CUDA
   results           README.md: the H200's table of every step at the table's n, with a link to
                     docs/results.md, a page this command writes whole (every GPU's table and footer)
-  path              README.md: one row per step: the step, its idea, its demo n, its gain there
+  path              README.md: one row per step: the step, its idea (from its kernel file), its demo n, and
+                    on each GPU its gain there with the 95% interval, from results/<gpu>/ab/ab.json
+  ab                every interleaved A/B record, a table per GPU; ab:STEP one line: STEP's gain at its
+                    demo n on each GPU, with the interval ("within noise" where it holds 1)
   check             one line per GPU: the GPU session's tests, compute-sanitizer and commit
   variants:SET      perf/variants' set SET as text; ablation:GPU the ablation on that GPU
   STEP, STEP:NAME, STEP:profile   a step beyond the progression: its main table, each "table NAME:"
@@ -40,6 +43,7 @@ from .common import (CEILING_TOOL, FIELDS, RESULTS, ROOT, Failure, check_fields,
                      read_json_lines, read_steps, read_text, records_of, write_files)
 from .runlist import RunList
 
+AB_FIELDS = ("step", "against", "n", "ratio", "low", "high", "verdict")  # an A/B record: B/A time, its 95% interval
 COMMENT = re.compile(r"<!--(.*?)-->", re.S)
 # Process text: a commit (7-40 hex digits with a letter and a digit) or an ISO date. Outside generated
 # blocks (footers and provenance lines are rendered) `--check` refuses both; `git show` only in the reference.
@@ -120,6 +124,10 @@ class Gpu:
         self.profile = optional(self.dir / "profile.csv", read_profile, [])
         self.profile_meta = optional(self.dir / "profile.meta.json", read_dict, {})
         self.check = optional(self.dir / "check.json", read_dict, None)
+        ab = optional(folder / "ab" / "ab.json", read_dict, {"records": []})
+        where = quote(rel(folder / "ab" / "ab.json"))
+        self.ab = {(r["step"], int(r["n"])): r for r in records_of(ab, where, AB_FIELDS)} if ab["records"] else {}
+        self.ab_meta = ab.get("meta") if isinstance(ab.get("meta"), dict) else {}
         self.text_sets, self.set_metas = {}, {}
         for name in ("variants.txt", "ablation.txt"):
             meta = self.dir / name.replace(".txt", ".meta.json")
@@ -226,7 +234,7 @@ class Data:
 
     def results(self, start):
         g = self.gpus[0]
-        table = tables.markdown(*tables.speedup_table(g.records, g.ceiling), left=2)
+        table = tables.markdown(*tables.speedup_table(g.records, g.ceiling), left=2) + cpu_note(g.records)
         others = ", ".join(x.name for x in self.gpus[1:])
         return (f"{g.name}, n = {count_text(g.meta.get('n', g.records[0]['n']))} floats, median of "
                 f"{g.records[0].get('iters')} timed runs each, L2 flushed before each:\n\n{table}\n\n"
@@ -238,7 +246,7 @@ class Data:
         for g in self.gpus:
             parts.append(f"## {g.name}\n\nn = {count_text(g.meta.get('n', g.records[0]['n']))} floats, median of "
                          f"{g.records[0].get('iters')} timed runs each, L2 flushed before each.\n\n"
-                         + tables.markdown(*tables.speedup_table(g.records, g.ceiling), left=2) + "\n")
+                         + tables.markdown(*tables.speedup_table(g.records, g.ceiling), left=2) + cpu_note(g.records) + "\n")
         parts.append("\n".join(footer_line(g.dir, g.meta, RESULTS_PAGE.parent) for g in self.gpus) + "\n")
         figures = ROOT / "docs" / "figures"
         sweeps = [g for g in self.gpus if os.path.lexists(figures / f"sweep_{g.folder.name}.png")]
@@ -268,15 +276,44 @@ class Data:
         return out
 
     def path(self, start):
-        g = self.gpus[0]
-        lessons = {r["step"]: r.get("lesson", "") for r in g.records}
+        lessons = {r["step"]: r.get("lesson", "") for g in reversed(self.gpus) for r in g.records}
+        lessons.update(source_lessons(self.names))  # the kernel file's words, where a record is older
         rows = []
         for step, n in self.steps:
-            k = self.names.index(step)
-            r, p = self.point(g, step, n), self.point(g, self.names[k - 1], n) if k else None
-            gain = f"{p['median_ms'] / r['median_ms']:.2f}x" if r and p else "-"
-            rows.append([f"[{step}]({rel(ROOT / step / 'README.md', start)})", lessons.get(step, ""), count_text(n), gain])
-        return tables.markdown(["step", "the idea", "lesson shows at n", f"gain there ({g.name})"], rows, left=2)
+            rows.append([f"[{step}]({rel(ROOT / step / 'README.md', start)})", lessons.get(step, ""), count_text(n)]
+                        + [gain_text(g.ab.get((step, n))) for g in self.gpus])
+        missing = [g.name for g in self.gpus if not g.ab]
+        note = ("\n\nThe gain: the previous step's median time over this step's, measured in interleaved rounds "
+                "(`scripts/suite ab`, `results/<gpu>/ab/ab.json`), with its 95% interval; \"within noise\" where the "
+                "interval holds 1.")
+        if missing:
+            note += (f" Not recorded yet on the {', '.join(missing)}: `scripts/suite ab {' '.join(s[:2] for s in self.names[1:])} "
+                     "--out results` on that GPU writes the records.")
+        return tables.markdown(["step", "the idea", "lesson shows at n"] + [f"gain there ({g.name})" for g in self.gpus],
+                               rows, left=2) + note
+
+    def ab_table(self):
+        parts = []
+        for g in self.gpus:
+            if g.ab:
+                m = g.ab_meta
+                rows = [[r["step"], r["against"], count_text(r["n"]), gain_text(r)] for r in g.ab.values()]
+                parts.append(f"**{g.name}** (`{rel(g.folder / 'ab' / 'ab.json')}`, commit `{str(m.get('commit', '?'))[:7]}`, "
+                             f"{m.get('date', '?')}), {m.get('rounds', '?')} interleaved rounds of {m.get('iters', '?')} timed runs "
+                             "per side:\n\n" + tables.markdown(["step", "against", "n", "gain (95% interval)"], rows, left=2))
+        if not parts:
+            raise Failure("no results/<gpu>/ab/ab.json (scripts/suite ab STEPS --out results writes it)")
+        return "\n\n".join(parts)
+
+    def ab_line(self, step):
+        if step not in self.names:
+            raise Failure(f"ab:{step}: not a step of steps.txt")
+        n = dict(self.steps)[step]
+        got = [f"on the {g.name} {gain_text(g.ab[(step, n)])}" for g in self.gpus if (step, n) in g.ab]
+        if not got:
+            return (f"{step}'s interleaved A/B at {count_text(n)} is not recorded yet (`scripts/suite ab {step[:2]} "
+                    "--out results`).")
+        return f"{step} against {self.names[self.names.index(step) - 1]} at n = {count_text(n)}: " + "; ".join(got) + "."
 
     def check(self):
         lines = [f"- {g.name}: {g.check.get('tests', 'tests not run')}"
@@ -368,7 +405,10 @@ class Data:
             text = read_text(md)
             return "\n".join(footer_line(g.dir, g.sweep_meta, start, also=g.meta, others=self.drawn_from(g, text))
                              for g in self.gpus)
-        return "\n".join(footer_line(g.dir, g.meta, start) for g in self.gpus)
+        text = read_text(md)
+        uses_ab = any(f"<!-- {b}" in text for b in ("path:begin", "ab:begin", "ab:"))
+        return "\n".join(footer_line(g.dir, g.meta, start, others=[("ab.json", g.ab_meta)] if uses_ab and g.ab else [])
+                         for g in self.gpus)
 
     # --- one block by name ----------------------------------------------------------------------------
 
@@ -382,6 +422,10 @@ class Data:
             return self.results(start)
         if name == "path":
             return self.path(start)
+        if name == "ab":
+            return self.ab_table()
+        if name.startswith("ab:"):
+            return self.ab_line(name[3:])
         if name == "check":
             return self.check()
         if name.startswith(("variants:", "ablation:")):
@@ -411,6 +455,37 @@ class Data:
                 return {f"{step}:demo", "footer"}
             return {step, "footer"} | {f"{step}:{t}" for p in plans[:1] for t in p.tables}
         return set()
+
+
+def cpu_note(records):
+    """What "vs 1 CPU thread" divides: one CPU time, the median of every row's run of the plain loop."""
+    cpu = [r["cpu_ms"] for r in records if isinstance(r.get("cpu_ms"), (int, float)) and r["cpu_ms"] > 0]
+    if not cpu:
+        return ""
+    return (f"\n\nvs 1 CPU thread: one CPU time for every row, the median of the {len(cpu)} rows' single-threaded "
+            f"loop times ({tables.median(cpu):.1f} ms), over the row's median time.")
+
+
+def gain_text(r):
+    """An A/B record as a gain (the old time over the new, the reciprocal of the record's ratio) with its
+    95% interval: "1.17x (1.15-1.19)", or "within noise (0.99-1.02)" where the interval holds 1; "-" for none."""
+    if not r:
+        return "-"
+    gain, low, high = 1 / r["ratio"], 1 / r["high"], 1 / r["low"]
+    interval = f"{low:.2f}-{high:.2f}" if gain < 100 else f"{low:.0f}-{high:.0f}"
+    return (f"within noise ({interval})" if low <= 1 <= high else f"{tables.ratio_text(gain)} ({interval})")
+
+
+def source_lessons(names):
+    """{step: the lesson its kernel file registers}: the words after the step's name in its step record."""
+    out = {}
+    for step in names:
+        for cu in sorted((ROOT / step).glob("*.cu")) if (ROOT / step).is_dir() else []:
+            m = re.search(r'"' + re.escape(step) + r'",\s*"((?:[^"\\]|\\.)*)"', read_text(cu))
+            if m:
+                out[step] = m.group(1)
+                break
+    return out
 
 
 def markdown_files():

@@ -84,6 +84,32 @@ class Readme(TreeCase):
         self.assertEqual(rc, 1)
         self.assertIn("lacks the block 12_types:demo", err)
 
+    def test_gains_from_the_interleaved_records(self):
+        self.edit("README.md", "text", "<!-- path:begin -->\n<!-- path:end -->\n\n<!-- ab:begin -->\n<!-- ab:end -->\n\n"
+                  "<!-- ab:02_fast:begin -->\n<!-- ab:02_fast:end -->")
+        self.assertEqual(self.suite("readme")[0], 1)  # no record yet: the ab block has nothing to render
+        ab = {"meta": {"device": "NVIDIA H200", "commit": "1234abc9", "date": "2026-11-28", "rounds": 5, "iters": 30},
+              "records": [{"step": "01_tree", "against": "00_atomic", "n": 1 << 12, "ratio": 0.5, "low": 0.48, "high": 0.52,
+                           "verdict": "faster"},
+                          {"step": "02_fast", "against": "01_tree", "n": 1 << 10, "ratio": 0.99, "low": 0.97, "high": 1.01,
+                           "verdict": "within noise"}]}
+        (self.root / "results" / "h200" / "ab").mkdir()
+        (self.root / "results" / "h200" / "ab" / "ab.json").write_text(json.dumps(ab))
+        rc, _, err = self.suite("readme")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.suite("readme", "--check")[0], 0)
+        text = (self.root / "README.md").read_text()
+        self.assertIn("| 2^12 | 2.00x (1.92-2.08) | - |", text)  # the H100 has no record
+        self.assertIn("| 2^10 | within noise (0.99-1.03) | - |", text)
+        self.assertIn("Not recorded yet on the H100 80GB HBM3", text)
+        self.assertIn("02_fast against 01_tree at n = 2^10: on the H200 within noise (0.99-1.03).", text)
+        self.assertIn("ab.json: commit `1234abc`, 2026-11-28", text)  # the footer names the records' commit
+        ab["records"][0]["verdict"] = "sideways"
+        (self.root / "results" / "h200" / "ab" / "ab.json").write_text(json.dumps(ab))
+        rc, _, err = self.suite("readme", "--check")
+        self.assertOneLine(1, (rc, _, err))
+        self.assertIn("has no valid verdict", err)
+
     def test_a_block_held_at_head_and_lost(self):
         self.edit("README.md", "text", "<!-- check:begin -->\n<!-- check:end -->")
         (self.root / "results" / "h200" / "progression" / "check.json").write_text(
