@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from . import stats, tables
-from .common import (CEILING_TOOL, ROOT, Failure, UsageError, check_target, count_text, dump_json, exe_path, gpu_folder,
+from .common import (CEILING_TOOL, ROOT, Failure, UsageError, check_folder, check_target, count_text, dump_json, exe_path, gpu_folder,
                      meta_of, progress, quote, read_json, read_steps, records_of, run_records, write_files)
 from .runlist import RunList
 
@@ -19,6 +19,7 @@ def build(build_dir, steps, ceiling=True):
     tests, so that no GoogleTest is needed (the test workflow's preset turns them on in the same
     folder), then builds only the steps to run and the read ceiling. -j from CMAKE_BUILD_PARALLEL_LEVEL,
     else the cores, at most 8."""
+    check_folder(build_dir, "--build-dir")
     if not shutil.which("cmake"):
         raise Failure("cmake is not on PATH (it builds the suite; --no-build runs what is built)")
     build_dir = Path(build_dir)
@@ -76,6 +77,8 @@ def write_under(out, folder, files):
 def run(args):
     steps = [s for s, _ in read_steps()]
     chosen = args.steps or steps
+    if args.out is not None and chosen != steps:
+        raise UsageError("--out writes the whole table: leave out --steps")
     if not args.no_build:
         build(args.build_dir, chosen)
     exes = [exe_path(args.build_dir, s) for s in chosen]
@@ -149,7 +152,8 @@ def sweep(args):
     exes = [exe_path(args.build_dir, s) for s in steps]
     first = probe(exes[0])
     memory = first.get("memory_bytes") or float("inf")
-    sizes = [1 << k for k in range(args.lo, args.hi + 1) if (1 << k) * 4 <= memory / 2]
+    lo, hi = args.range
+    sizes = [1 << k for k in range(lo, hi + 1) if (1 << k) * 4 <= memory / 2]
     if not sizes:
         raise Failure(f"--range: no size fits in half of the GPU's {memory / 1e9:.0f} GB")
     folder = Path(gpu_folder(first)) / "progression"
@@ -273,6 +277,8 @@ def ab(args):
     --aa the share of points that read "within noise" (the false-positive rate is the rest)."""
     steps = read_steps()
     names = [s for s, _ in steps]
+    if not args.aa and not args.against and names[0] in args.steps:
+        raise UsageError(f"{names[0]} is the first step, with none before it: give --against")
     pairs = [(step if args.aa else args.against or names[names.index(step) - 1], step) for step in args.steps]
     if not args.no_build:
         build(args.build_dir, [s for p in pairs for s in p], ceiling=False)

@@ -24,8 +24,8 @@ import sys
 from pathlib import Path
 
 from . import __version__, bench, compare, figures, gpu, lesson, profile, readme, skips
-from .common import (ROOT, UsageError, check_folder, parse_count, parse_int, parse_range, quote, read_beyond, resolve_step,
-                     run_main, step_names)
+from .common import (ROOT, UsageError, check_folder, parse_count, parse_int, parse_range, quote, read_beyond,
+                     resolve_step, run_main, step_names)
 from .runlist import RunList
 
 
@@ -77,13 +77,78 @@ class Version(argparse.Action):
         parser.exit()
 
 
+# --- each option declared once: its name, its help and how its text becomes a value ---------------
+# A kind is kind(text, NAME) -> value, raising UsageError that names the option; blank text is refused
+# before it ("NAME: empty": an empty value is an error, never "absent"). argparse calls it on the text
+# given and on a text default, so what a command receives is already checked and typed.
+
+def integer(lo, hi):
+    return lambda text, name: parse_int(text, name, lo, hi)
+
+
+def powers(text, name):  # MIN:MAX as the sizes 2^MIN .. 2^MAX
+    lo, hi = parse_range(text, name)
+    return [1 << k for k in range(lo, hi + 1)]
+
+
+def one_size(text, name):
+    return [parse_count(text, name)]
+
+
+def step_of(read):
+    return lambda text, name: resolve_step(text, read(), name)
+
+
+def steps_in_order(text, name):  # a comma-separated choice of the progression, in teaching order
+    steps = step_names()
+    chosen = [resolve_step(s, steps, name) for s in text.split(",")]
+    if len(set(chosen)) != len(chosen):
+        raise UsageError(f"{name}: a step given twice")
+    return [s for s in steps if s in chosen]
+
+
+def folder(text, name):
+    check_folder(text, name)
+    return text
+
+
+def parts(text, name):
+    chosen = text.split(",")
+    bad = [p for p in chosen if p not in gpu.PARTS]
+    if bad:
+        raise UsageError(f"{name}: unknown part {quote(bad[0], 40)} (parts: {', '.join(gpu.PARTS)})")
+    return chosen
+
+
+def regex(text, name):
+    try:
+        return re.compile(text)
+    except (re.error, OverflowError, RecursionError, ValueError) as e:  # a{99999999999} overflows
+        raise UsageError(f"{name}: {quote(text, 40)} is not a regular expression ({e})") from None
+
+
+def add(p, flag, kind=lambda value, name: value, **kw):
+    """One option or positional that takes a value: kind parses its text (flags: flag below)."""
+    name = flag if flag.startswith("-") else flag.upper()
+
+    def typed(value):
+        if not value.strip():
+            raise UsageError(f"{name}: empty")
+        return kind(value, name)
+    p.add_argument(flag, type=typed, **kw)
+
+
+def flag(p, name, help):
+    p.add_argument(name, action="store_true", help=help)
+
+
+BUILD = str(ROOT / "build" / "release")
+OUT_HELP = "write {} under OUT/<gpu>/ (OUT, from the current folder; the repository's results/ is where the READMEs read)"
+
+
 def build_options(p):
-    p.add_argument("--build-dir", default=str(ROOT / "build" / "release"), help="default build/release")
-    p.add_argument("--no-build", action="store_true", help="use the executables as they are")
-
-
-def out_option(p, what):
-    p.add_argument("--out", help=f"write {what} under OUT/<gpu>/ (OUT, from the current folder; the repository's results/ is where the READMEs read)")
+    add(p, "--build-dir", default=BUILD, help="default build/release")
+    flag(p, "--no-build", "use the executables as they are")
 
 
 def parser():
@@ -91,138 +156,78 @@ def parser():
     top.add_argument("--version", action=Version)
     sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser,
                              help="one of these; scripts/suite COMMAND --help gives its options")
-    p = sub.add_parser("run", help="build, run every step, print the table")
+
+    def command(name, call, help):
+        p = sub.add_parser(name, help=help)
+        p.set_defaults(call=call)
+        return p
+    p = command("run", bench.run, "build, run every step, print the table")
     build_options(p)
-    p.add_argument("--n", default="2^26", help="elements (1000, 4K, 16M, 1G, 2^k; default 2^26)")
-    p.add_argument("--steps", help="comma-separated step numbers or names (default: every step)")
-    out_option(p, "table.json")
+    add(p, "--n", parse_count, default="2^26", help="elements (1000, 4K, 16M, 1G, 2^k; default 2^26)")
+    add(p, "--steps", steps_in_order, help="comma-separated step numbers or names (default: every step)")
+    add(p, "--out", folder, help=OUT_HELP.format("table.json"))
     p.add_argument("extra", nargs="*", help="after --: options for every step executable (e.g. -- --pattern int)")
-    p = sub.add_parser("lecture", help="every step at its demo n, each row as it finishes; writes nothing")
+    p = command("lecture", bench.lecture, "every step at its demo n, each row as it finishes; writes nothing")
     build_options(p)
-    p.add_argument("--iters", help="timed runs per step (default: the steps' own)")
-    p = sub.add_parser("sweep", help="every step and the read ceiling at n = 2^MIN .. 2^MAX")
+    add(p, "--iters", integer(1, 100000), help="timed runs per step (default: the steps' own)")
+    p = command("sweep", bench.sweep, "every step and the read ceiling at n = 2^MIN .. 2^MAX")
     build_options(p)
-    p.add_argument("--range", default="10:30", help="MIN:MAX exponents (default 10:30)")
-    p.add_argument("--add", action="store_true", help="keep the points of OUT's sweep.json at other sizes (a sweep in parts)")
-    out_option(p, "sweep.json")
-    p = sub.add_parser("measure", help="a step beyond the progression: the measure lines of its runs.txt")
-    p.add_argument("step", help="a step of beyond.txt, by number or name (13, 13_segmented)")
-    p.add_argument("--build-dir", default=str(ROOT / "build" / "release"), help="default build/release (never built here)")
-    p.add_argument("--n", help="replaces every run's --n")
-    p.add_argument("--iters", help="replaces every run's --iters")
-    p.add_argument("--only", help="these runs only (NAME,NAME)")
-    out_option(p, "the records")
-    p = sub.add_parser("ab", help="interleaved A/B of steps against their predecessors (or --against, or --aa itself)")
+    add(p, "--range", parse_range, default="10:30", help="MIN:MAX exponents (default 10:30)")
+    flag(p, "--add", "keep the points of OUT's sweep.json at other sizes (a sweep in parts)")
+    add(p, "--out", folder, help=OUT_HELP.format("sweep.json"))
+    p = command("measure", bench.measure, "a step beyond the progression: the measure lines of its runs.txt")
+    add(p, "step", step_of(read_beyond), help="a step of beyond.txt, by number or name (13, 13_segmented)")
+    add(p, "--build-dir", default=BUILD, help="default build/release (never built here)")
+    add(p, "--n", parse_count, help="replaces every run's --n")
+    add(p, "--iters", integer(1, 100000), help="replaces every run's --iters")
+    add(p, "--only", help="these runs only (NAME,NAME)")
+    add(p, "--out", folder, help=OUT_HELP.format("the records"))
+    p = command("ab", bench.ab, "interleaved A/B of steps against their predecessors (or --against, or --aa itself)")
     build_options(p)
-    p.add_argument("steps", nargs="+", help="the B side: steps by number or name (07, 07_cooperative_grid)")
-    p.add_argument("--against", help="the A side (default: each step's predecessor)")
-    p.add_argument("--aa", action="store_true", help="A/A: each step against itself; prints the false-positive rate")
-    p.add_argument("--n", help="one size (default: the step's demo n)")
-    p.add_argument("--range", help="MIN:MAX: every 2^k in between (at least 20 points for an A/A rate)")
-    p.add_argument("--rounds", default="5", help="interleaved rounds (default 5)")
-    p.add_argument("--iters", default="30", help="timed runs per record (default 30)")
-    p = sub.add_parser("compare", help="two measurements: ratio, 95%% interval, verdict per point")
-    p.add_argument("old", help="a results folder (results/h200, or a step's folder in it) or a record file")
-    p.add_argument("new", help="the same for the new measurement")
-    p.add_argument("--json", action="store_true", help="the rows as JSON")
-    p.add_argument("--across-gpus", action="store_true", help="compare records of different GPUs (refused without it)")
-    p = sub.add_parser("profile", help="Nsight Compute: the progression, or a beyond step's profile lines")
-    p.add_argument("step", nargs="?", help="a step of beyond.txt: its profile lines (default: the progression)")
-    p.add_argument("--build-dir", default=str(ROOT / "build" / "release"), help="default build/release (never built here)")
-    p.add_argument("--n", default="2^24", help="the progression's n (default 2^24)")
-    out_option(p, "profile.csv")
-    p = sub.add_parser("readme", help="write every generated block of the READMEs from results/")
-    p.add_argument("--check", action="store_true", help="exit 1 where a block differs, a marker is wrong or a block is lost")
-    p.add_argument("--dry-run", action="store_true", help="show the differences, write nothing")
-    p = sub.add_parser("figures", help="draw docs/figures/ from results/ (matplotlib)")
-    p.add_argument("--only", help="these figures only (gain_07_cooperative_grid,sweep_h200)")
-    p = sub.add_parser("lesson", help="the diff of two neighbouring steps' kernel files")
-    p.add_argument("a", nargs="?", help="the earlier step, by number or name (06)")
-    p.add_argument("b", nargs="?", help="the later step (07)")
-    p.add_argument("--no-comments", action="store_true", help="code only")
-    p.add_argument("--stat", action="store_true", help="the count of changed code lines against the budget")
-    p.add_argument("--check", action="store_true", help="exit 1 over the budget, 77 while a folder is missing (CTest)")
-    p.add_argument("--any", action="store_true", help="allow steps that are not neighbours")
-    p.add_argument("--pairs", action="store_true", help="the pairs with a budget, one per line")
-    p = sub.add_parser("skips", help="why tests were skipped, one line per reason")
-    p.add_argument("where", nargs="?", help="a build folder (default build/release) or a JUnit file")
-    p.add_argument("--allow", help="exit 1 when a reason does not match this regular expression")
-    p = sub.add_parser("gpu", help="a GPU machine's whole run: build sm_90, tests, compute-sanitizer, records, logs")
-    p.add_argument("out", help="a folder for the build, results/, logs/ and summary.txt (made once a GPU is seen)")
-    p.add_argument("--build-dir", help="default OUT/build")
-    p.add_argument("--parts", help=f"comma-separated, of {', '.join(gpu.PARTS)} (default all but ab)")
-    p.add_argument("--sanitizer-jobs", default="4", help="compute-sanitizer runs at a time (default 4)")
-    p = sub.add_parser("runs", help="a step's run list, expanded")
-    p.add_argument("step", help="a step of beyond.txt, by number or name")
-    p.add_argument("--cmake", action="store_true", help="the smoke and cli lines as CMake reads them")
+    add(p, "steps", step_of(step_names), nargs="+", help="the B side: steps by number or name (07, 07_cooperative_grid)")
+    side = p.add_mutually_exclusive_group()
+    add(side, "--against", step_of(step_names), help="the A side (default: each step's predecessor)")
+    flag(side, "--aa", "A/A: each step against itself; prints the false-positive rate")
+    size = p.add_mutually_exclusive_group()
+    add(size, "--n", one_size, dest="sizes", metavar="N", help="one size (default: the step's demo n)")
+    add(size, "--range", powers, dest="sizes", metavar="RANGE", help="MIN:MAX: every 2^k in between (at least 20 points for an A/A rate)")
+    add(p, "--rounds", integer(1, 100), default="5", help="interleaved rounds (default 5)")
+    add(p, "--iters", integer(5, 100000), default="30", help="timed runs per record (default 30)")
+    p = command("compare", compare.main, "two measurements: ratio, 95%% interval, verdict per point")
+    add(p, "old", help="a results folder (results/h200, or a step's folder in it) or a record file")
+    add(p, "new", help="the same for the new measurement")
+    flag(p, "--json", "the rows as JSON")
+    flag(p, "--across-gpus", "compare records of different GPUs (refused without it)")
+    p = command("profile", profile.main, "Nsight Compute: the progression, or a beyond step's profile lines")
+    add(p, "step", step_of(read_beyond), nargs="?", help="a step of beyond.txt: its profile lines (default: the progression)")
+    add(p, "--build-dir", default=BUILD, help="default build/release (never built here)")
+    add(p, "--n", parse_count, default="2^24", help="the progression's n (default 2^24)")
+    add(p, "--out", folder, help=OUT_HELP.format("profile.csv"))
+    p = command("readme", readme.main, "write every generated block of the READMEs from results/")
+    flag(p, "--check", "exit 1 where a block differs, a marker is wrong or a block is lost")
+    flag(p, "--dry-run", "show the differences, write nothing")
+    p = command("figures", figures.main, "draw docs/figures/ from results/ (matplotlib)")
+    add(p, "--only", help="these figures only (gain_07_cooperative_grid,sweep_h200)")
+    p = command("lesson", lesson.main, "the diff of two neighbouring steps' kernel files")
+    add(p, "a", nargs="?", help="the earlier step, by number or name (06)")
+    add(p, "b", nargs="?", help="the later step (07)")
+    flag(p, "--no-comments", "code only")
+    flag(p, "--stat", "the count of changed code lines against the budget")
+    flag(p, "--check", "exit 1 over the budget, 77 while a folder is missing (CTest)")
+    flag(p, "--any", "allow steps that are not neighbours")
+    flag(p, "--pairs", "the pairs with a budget, one per line")
+    p = command("skips", skips.main, "why tests were skipped, one line per reason")
+    add(p, "where", nargs="?", help="a build folder (default build/release) or a JUnit file")
+    add(p, "--allow", regex, help="exit 1 when a reason does not match this regular expression")
+    p = command("gpu", gpu.main, "a GPU machine's whole run: build sm_90, tests, compute-sanitizer, records, logs")
+    add(p, "out", folder, help="a folder for the build, results/, logs/ and summary.txt (made once a GPU is seen)")
+    add(p, "--build-dir", folder, help="default OUT/build")
+    add(p, "--parts", parts, help=f"comma-separated, of {', '.join(gpu.PARTS)} (default all but ab)")
+    add(p, "--sanitizer-jobs", integer(1, 64), default="4", help="compute-sanitizer runs at a time (default 4)")
+    p = command("runs", runs, "a step's run list, expanded")
+    add(p, "step", step_of(read_beyond), help="a step of beyond.txt, by number or name")
+    flag(p, "--cmake", "the smoke and cli lines as CMake reads them")
     return top
-
-
-def checked(args):
-    """Every value checked before anything runs; returns the function to call."""
-    c = args.command
-    if c is None:
-        raise UsageError("give a command (scripts/suite --help lists them)")
-    for dest, value in vars(args).items():  # an empty value is an error, never "absent"
-        if dest != "extra" and any(isinstance(v, str) and not v.strip() for v in (value if isinstance(value, list) else [value])):
-            positional = dest in ("step", "old", "new", "a", "b", "where") or (c, dest) in (("gpu", "out"), ("ab", "steps"))
-            raise UsageError(f"{dest.upper() if positional else '--' + dest.replace('_', '-')}: empty")
-    steps = step_names()
-    if c in ("run", "lecture", "sweep", "ab") and not args.no_build:
-        check_folder(args.build_dir, "--build-dir")
-    if getattr(args, "out", None) is not None:  # every output checked before anything is built or measured
-        check_folder(args.out, "OUT" if c == "gpu" else "--out")
-    if c == "run":
-        args.n = parse_count(args.n)
-        if args.steps is not None:
-            chosen = [resolve_step(s, steps, "--steps") for s in args.steps.split(",")]
-            if len(set(chosen)) != len(chosen):
-                raise UsageError("--steps: a step given twice")
-            args.steps = [s for s in steps if s in chosen]
-            if args.out is not None and args.steps != steps:
-                raise UsageError("--out writes the whole table: leave out --steps")
-        return bench.run
-    if c == "lecture":
-        args.iters = parse_int(args.iters, "--iters", 1, 100000) if args.iters is not None else None
-        return bench.lecture
-    if c == "sweep":
-        args.lo, args.hi = parse_range(args.range, "--range")
-        return bench.sweep
-    if c == "measure":
-        args.step = resolve_step(args.step, read_beyond(), "STEP")
-        args.n = parse_count(args.n) if args.n is not None else None
-        args.iters = parse_int(args.iters, "--iters", 1, 100000) if args.iters is not None else None
-        return bench.measure
-    if c == "ab":
-        args.steps = [resolve_step(s, steps) for s in args.steps]
-        args.against = resolve_step(args.against, steps, "--against") if args.against is not None else None
-        if args.aa and args.against:
-            raise UsageError("--aa and --against exclude each other")
-        if not args.aa and not args.against and steps[0] in args.steps:
-            raise UsageError(f"{steps[0]} is the first step, with none before it: give --against")
-        if args.n is not None and args.range is not None:
-            raise UsageError("--n and --range exclude each other")
-        args.sizes = [parse_count(args.n)] if args.n is not None else None
-        if args.range is not None:
-            lo, hi = parse_range(args.range, "--range")
-            args.sizes = [1 << k for k in range(lo, hi + 1)]
-        args.rounds = parse_int(args.rounds, "--rounds", 1, 100)
-        args.iters = parse_int(args.iters, "--iters", 5, 100000)
-        return bench.ab
-    if c == "profile":
-        args.step = resolve_step(args.step, read_beyond(), "STEP") if args.step is not None else None
-        args.n = parse_count(args.n)
-        return profile.main
-    if c == "gpu":
-        args.sanitizer_jobs = parse_int(args.sanitizer_jobs, "--sanitizer-jobs", 1, 64)
-        if args.build_dir is not None:
-            check_folder(args.build_dir, "--build-dir")
-        return gpu.main
-    if c == "runs":
-        args.step = resolve_step(args.step, read_beyond(), "STEP")
-        return runs
-    return {"compare": compare.main, "readme": readme.main, "figures": figures.main, "lesson": lesson.main,
-            "skips": skips.main}[c]
 
 
 def runs(args):
@@ -247,5 +252,7 @@ def main(argv=None):
             if args.extra:  # a stray word before --, not an option for the steps
                 raise UsageError(f"run: unexpected argument {quote(args.extra[0], 40)} (options for the steps go after --)")
             args.extra = extra
-        return checked(args)(args)
+        if args.command is None:
+            raise UsageError("give a command (scripts/suite --help lists them)")
+        return args.call(args)
     return run_main("suite", go, argv)

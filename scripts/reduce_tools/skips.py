@@ -63,10 +63,7 @@ def from_last_test(path):
 
 
 def main(args):
-    try:
-        allow = re.compile(args.allow) if args.allow is not None else None
-    except (re.error, OverflowError, RecursionError, ValueError) as e:  # a{99999999999} overflows
-        raise UsageError(f"--allow: {quote(args.allow, 40)} is not a regular expression ({e})") from None
+    allow = args.allow  # a compiled regular expression, or None
     where = Path(args.where if args.where is not None else ROOT / "build" / "release")
     try:
         where.stat()
