@@ -8,7 +8,7 @@
 #include "cub35.hpp"
 #include "newest_cub.hpp"
 
-namespace seg::cub35 {
+namespace step13::cub35 {
 
 bool available() { return true; }
 const char* why_absent() { return ""; }
@@ -40,4 +40,4 @@ cudaError_t sum_fixed(const float* in, std::int64_t segments, std::int64_t segme
   return cub::DeviceSegmentedReduce::Sum(scratch, bytes, in, out, segments, static_cast<int>(segment_size), stream);
 }
 
-}  // namespace seg::cub35
+}  // namespace step13::cub35

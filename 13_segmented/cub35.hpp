@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace seg::cub35 {
+namespace step13::cub35 {
 
 bool available();
 const char* why_absent();
@@ -24,4 +24,4 @@ cudaError_t sum(const float* in, const std::int64_t* offsets, std::int64_t segme
 cudaError_t sum_fixed(const float* in, std::int64_t segments, std::int64_t segment_size, float* out, void* scratch,
                       std::size_t bytes, cudaStream_t stream);
 
-}  // namespace seg::cub35
+}  // namespace step13::cub35

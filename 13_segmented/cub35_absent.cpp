@@ -1,7 +1,7 @@
 // Built instead of cub35.cu when configure found no CCCL 3.5 or newer: the comparison says why not.
 #include "cub35.hpp"
 
-namespace seg::cub35 {
+namespace step13::cub35 {
 
 bool available() { return false; }
 const char* why_absent() { return NEWEST_CUB_ABSENT; }
@@ -14,4 +14,4 @@ cudaError_t sum_fixed(const float*, std::int64_t, std::int64_t, float*, void*, s
   return cudaErrorNotSupported;
 }
 
-}  // namespace seg::cub35
+}  // namespace step13::cub35

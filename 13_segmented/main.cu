@@ -15,46 +15,46 @@ namespace {
 
 void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduce::Emitter& emit) {
   const std::int64_t n = opt.n;
-  const seg::Layout layout = seg::layout_of(opt);  // validated before anything runs
-  const seg::Offsets& offsets = layout.offsets;
+  const step13::Layout layout = step13::layout_of(opt);  // validated before anything runs
+  const step13::Offsets& offsets = layout.offsets;
   const std::int64_t fixed = layout.fixed, segments = static_cast<std::int64_t>(offsets.size()) - 1;
   const std::int64_t covered = offsets.back() - offsets.front();
   // > 0: every segment has this length, which CUB 3.5's fixed-size overload takes (an int there).
-  const std::int64_t equal_length = seg::equal_length(offsets) <= INT_MAX ? seg::equal_length(offsets) : 0;
+  const std::int64_t equal_length = step13::equal_length(offsets) <= INT_MAX ? step13::equal_length(offsets) : 0;
   const std::string& search_name = opt.extra.at("--search");
-  const seg::Search search = search_name == "kernel" ? seg::Search::kernel
-                             : search_name == "block" ? seg::Search::block
-                                                      : seg::Search::automatic;
+  const step13::Search search = search_name == "kernel" ? step13::Search::kernel
+                             : search_name == "block" ? step13::Search::block
+                                                      : step13::Search::automatic;
   reduce::ensure_device_memory(n * sizeof(float) + offsets.size() * 8 + 4 * (opt.warmup + opt.iters) * segments * sizeof(float) +
-                               seg::scratch_bytes(n) + 2 * device.l2_bytes + (64 << 20));
+                               step13::scratch_bytes(n) + 2 * device.l2_bytes + (64 << 20));
 
   reduce::Testbed<float> bed(opt, device);
   reduce::DeviceBuffer<std::int64_t> d_offsets(offsets.size());
   CUDA_CHECK(cudaMemcpy(d_offsets.get(), offsets.data(), d_offsets.bytes(), cudaMemcpyHostToDevice));
-  const auto scratch = bed.scratch(seg::scratch_bytes(n));
+  const auto scratch = bed.scratch(step13::scratch_bytes(n));
   const auto mine = bed.time<float>(segments, [&](float* out, int) {
     const reduce::Scratch sc = reduce::view(scratch);
-    return fixed > 0 ? seg::launch_fixed(bed.in.get(), n, fixed, segments, out, sc, bed.stream.get())
-                     : seg::launch(bed.in.get(), n, d_offsets.get(), segments, out, sc, bed.stream.get(), search);
+    return fixed > 0 ? step13::launch_fixed(bed.in.get(), n, fixed, segments, out, sc, bed.stream.get())
+                     : step13::launch(bed.in.get(), n, d_offsets.get(), segments, out, sc, bed.stream.get(), search);
   });
   // The rivals: the toolkit's CUB on the offsets, then CUB 3.5's fixed-size overload (every segment of
   // one length) and its offsets overload. "vs x" in the record is this step over x.
   using Rival = reduce::Rival<float>;
-  const bool cub35 = seg::cub35::available();
-  const std::string absent35 = cub35 ? "" : seg::cub35::why_absent();
-  const Rival cub{"cub", [&](std::int64_t) { return seg::cub_scratch_bytes(segments); },
+  const bool cub35 = step13::cub35::available();
+  const std::string absent35 = cub35 ? "" : step13::cub35::why_absent();
+  const Rival cub{"cub", [&](std::int64_t) { return step13::cub_scratch_bytes(segments); },
                   [&](const float* in, std::int64_t, float* out, reduce::Scratch s, cudaStream_t st) {
-                    return seg::launch_cub(in, d_offsets.get(), segments, out, s, st);
+                    return step13::launch_cub(in, d_offsets.get(), segments, out, s, st);
                   }, segments};
-  const Rival cub35_fixed{"cub35_fixed", [&](std::int64_t) { return seg::cub35::scratch_bytes(segments, equal_length); },
+  const Rival cub35_fixed{"cub35_fixed", [&](std::int64_t) { return step13::cub35::scratch_bytes(segments, equal_length); },
                           [&](const float* in, std::int64_t, float* out, reduce::Scratch s, cudaStream_t st) {
-                            return seg::cub35::sum_fixed(in + offsets.front(), segments, equal_length, out, s.data, s.bytes, st);
+                            return step13::cub35::sum_fixed(in + offsets.front(), segments, equal_length, out, s.data, s.bytes, st);
                           }, segments, equal_length > 0 ? absent35 : "segments of more than one length"};
-  const Rival cub35_offsets{"cub35", [&](std::int64_t) { return seg::cub35::scratch_bytes(segments, 0); },
+  const Rival cub35_offsets{"cub35", [&](std::int64_t) { return step13::cub35::scratch_bytes(segments, 0); },
                             [&](const float* in, std::int64_t, float* out, reduce::Scratch s, cudaStream_t st) {
-                              return seg::cub35::sum(in, d_offsets.get(), segments, out, s.data, s.bytes, st);
+                              return step13::cub35::sum(in, d_offsets.get(), segments, out, s.data, s.bytes, st);
                             }, segments, absent35,
-                            {reduce::text_field("cub35_version", cub35 ? seg::cub35::cccl_version() : "")}};
+                            {reduce::text_field("cub35_version", cub35 ? step13::cub35::cccl_version() : "")}};
   const auto rivals = {bed.rival(cub), bed.rival(cub35_fixed), bed.rival(cub35_offsets)};
 
   reduce::Report r = reduce::fill_common(emit, opt, device);
@@ -64,8 +64,8 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   reduce::time_cpu_yardsticks(r, bed.host.get() + offsets.front(), covered, opt.cpu_runs);
   reduce::fill_timing(r, mine);
   // Every run equals run 0 bit for bit (Runs::identical), so run 0's every segment is checked.
-  const seg::SegmentsCheck check = seg::check_segments(bed.host.get(), offsets, mine.run(0), opt.pattern);
-  const auto verdict = [&](const seg::SegmentsCheck& c) {
+  const step13::SegmentsCheck check = step13::check_segments(bed.host.get(), offsets, mine.run(0), opt.pattern);
+  const auto verdict = [&](const step13::SegmentsCheck& c) {
     reduce::Verdict v;
     v.check = c.first_check;
     v.check.exact = c.exact;
@@ -92,16 +92,16 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
              reduce::number_field("wrong_segments", static_cast<double>(check.wrong)),
              // Where each tile's first segment was found: by a kernel of its own, by each block, or
              // computed (--segment-size).
-             reduce::text_field("search", fixed > 0 ? "computed" : seg::search_in_kernel(n, segments, search) ? "kernel" : "block")};
+             reduce::text_field("search", fixed > 0 ? "computed" : step13::search_in_kernel(n, segments, search) ? "kernel" : "block")};
   for (const auto& rival : rivals)
-    reduce::add_rival(r, rival, [&](const float* x) { return verdict(seg::check_segments(bed.host.get(), offsets, x, opt.pattern)); });
+    reduce::add_rival(r, rival, [&](const float* x) { return verdict(step13::check_segments(bed.host.get(), offsets, x, opt.pattern)); });
   emit(r);
 }
 
 reduce::Bench make_bench() {
   reduce::Bench b{"13_segmented", "many sums at once, each segment to a thread, a warp or blocks"};
   b.spec.summary = "Sums S segments of n floats, given by 64-bit offsets, into S outputs on the GPU";
-  b.spec.extra = seg::options();
+  b.spec.extra = step13::options();
   b.spec.block = reduce::BlockRule::inside("13_segmented chooses its own launch shape per segment length");
   b.spec.notes =
       "Besides the step, the run times cub::DeviceSegmentedReduce::Sum on the same input (cub_median_ms,\n"
@@ -110,7 +110,7 @@ reduce::Bench make_bench() {
       "(cub35_fixed_*). Bytes counted: 4 per float inside a segment and 8 per offset (none with\n"
       "--segment-size).\n"
       "--cpu-runs times the plain loop over the floats the segments cover (one core; all cores).";
-  b.check = seg::check_options;
+  b.check = step13::check_options;
   b.measure = measure;
   return b;
 }

@@ -21,7 +21,7 @@
 //                            every run.
 // Which segments a tile owns needs no classification pass: a warp-wide 32-ary search of the offsets
 // finds the first segment that begins in each tile, in a first, small kernel for all tiles at once
-// where the segments outnumber the tiles, else in each block at its start (seg::Search); where they are
+// where the segments outnumber the tiles, else in each block at its start (step13::Search); where they are
 // at most 2048, the block loads every offset at once and counts, one round instead of two or three.
 // Block t then walks its batches of 32 segments: warp w takes batches w, w + 8, ..., sums each batch of
 // tiny segments itself and lists the others, which all warps then share. Before anything else it asks
@@ -51,7 +51,7 @@
 #include "agent.cuh"
 #include "segmented.cuh"
 
-namespace seg {
+namespace step13 {
 namespace {
 
 constexpr int kBlock = 256;                   // threads per block of both kernels
@@ -213,7 +213,7 @@ static_assert(sizeof(TileRecord) == 24, "scratch_bytes() counts 24 bytes a tile"
 // float tC (C = kTile) for t = 0 .. tiles - 1, and tile[tiles].first = segments (the last tile also owns
 // the empty segments that begin at n). All the tiles' searches run at once, so the summing kernel
 // starts every tile with two loads instead of two chains of dependent ones. Run where the segments
-// outnumber the tiles (seg::Search); never for the fixed-size mode, whose offsets are arithmetic.
+// outnumber the tiles (step13::Search); never for the fixed-size mode, whose offsets are arithmetic.
 template <typename Offsets>
 __global__ void __launch_bounds__(kBlock) find_tile_starts(Offsets offsets, std::int64_t segments, std::int64_t tiles,
                                                           TileRecord* tile) {
@@ -297,7 +297,7 @@ __device__ void count_in(float* out, std::int64_t s, TileRecord* tile, std::int6
 // (count_in): the one that begins here into tile[t].part[0], the one that covers the tile's first float
 // from an earlier tile into tile[t].part[1]. The last tile also owns the empty segments that begin at n.
 // searched: kernel 0's answers are in tile[].first; else the block searches (few offsets, or arithmetic
-// ones: seg::Search).
+// ones: step13::Search).
 template <typename Offsets>
 __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const float* in, std::int64_t n, Offsets offsets,
                                                                      std::int64_t segments, bool searched, float* out,
@@ -583,4 +583,4 @@ cudaError_t launch_cub(const float* in, const std::int64_t* offsets, std::int64_
   return cub::DeviceSegmentedReduce::Sum(scratch.data, bytes, in, out, segments, offsets, offsets + 1, stream);
 }
 
-}  // namespace seg
+}  // namespace step13

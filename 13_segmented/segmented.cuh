@@ -17,7 +17,7 @@
 
 #include "step.cuh"
 
-namespace seg {
+namespace step13 {
 
 // Floats per tile: the unit of work of one block of the suite's kernel. A segment longer than a tile
 // is summed by several blocks (one per tile it touches); one of up to a tile by one block, or by one
@@ -54,4 +54,4 @@ std::size_t cub_scratch_bytes(std::int64_t segments);
 cudaError_t launch_cub(const float* in, const std::int64_t* offsets, std::int64_t segments, float* out,
                        reduce::Scratch scratch, cudaStream_t stream);
 
-}  // namespace seg
+}  // namespace step13

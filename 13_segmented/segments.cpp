@@ -8,7 +8,7 @@
 
 #include "files.hpp"
 
-namespace seg {
+namespace step13 {
 namespace {
 
 // splitmix64 of (seed, i): the i-th random 64-bit word of a stream, computed without state.
@@ -221,4 +221,4 @@ Layout layout_of(const reduce::Options& opt) {
   return l;
 }
 
-}  // namespace seg
+}  // namespace step13

@@ -10,7 +10,7 @@
 #include "input.hpp"
 #include "options.hpp"
 
-namespace seg {
+namespace step13 {
 
 using Offsets = std::vector<std::int64_t>;  // offsets[0..S]: segment s is [offsets[s], offsets[s+1])
 
@@ -81,4 +81,4 @@ struct SegmentsCheck {
 // Checks every segment's result gpu[s] against its reference (on all the CPU's cores).
 SegmentsCheck check_segments(const float* x, const Offsets& offsets, const float* gpu, reduce::Pattern p);
 
-}  // namespace seg
+}  // namespace step13

@@ -12,7 +12,7 @@
 #include "files.hpp"
 #include "input.hpp"
 
-namespace repro {
+namespace step14 {
 
 std::vector<BitsCase> bits_cases() {
   using reduce::Pattern;
@@ -168,4 +168,4 @@ std::string make_bits_file(const std::vector<BitsCase>& cases, const std::functi
   return text;
 }
 
-}  // namespace repro
+}  // namespace step14

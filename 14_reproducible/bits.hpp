@@ -12,7 +12,7 @@
 
 #include "options.hpp"
 
-namespace repro {
+namespace step14 {
 
 struct BitsCase {
   std::int64_t n;
@@ -81,4 +81,4 @@ std::string make_bits_file(const std::vector<BitsCase>& cases, const std::functi
                            const std::string& source,
                            const std::function<void(const BitsCase&, float)>& progress = {});
 
-}  // namespace repro
+}  // namespace step14

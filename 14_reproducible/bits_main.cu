@@ -31,7 +31,7 @@ reduce::OptionSpec spec() {
               "CPU model of its order) and prints one line per case: n pattern seed bits value (--format text),\n"
               "or the engine's one record of the run (--format json or csv: the counts, what ran, passed)";
   s.method = "Nothing is timed: the bits are the result.";
-  s.block = repro::kStep.block;
+  s.block = step14::kStep.block;
   reduce::ExtraOption check{"--check", {}, std::string("compare every case's bits and value with FILE, a regular file\n") +
                                               "                   of at most 1 MiB (" + kBitsFile + ");\n"
                                               "                   exit 1 when a case differs or is missing", "FILE"};
@@ -55,10 +55,10 @@ reduce::OptionSpec spec() {
 // The run as the engine's one record (--format json or csv): n counts the elements of every case, a
 // "run" is a case (correct: compared and the same), and it passed as the check did (no check: it ran).
 void emit_record(const reduce::Options& opt, const reduce::DeviceInfo& device, const std::string& source,
-                 std::int64_t elements, int cases, const repro::BitsCheck* check, const std::string& check_file,
+                 std::int64_t elements, int cases, const step14::BitsCheck* check, const std::string& check_file,
                  const std::string& first_differ) {
   reduce::Bench bench{kProgram, "the bits of step 14's fixed cases"};
-  bench.spec.block = repro::kStep.block;
+  bench.spec.block = step14::kStep.block;
   reduce::Report r = reduce::fill_common(bench, opt, device);
   r.n = elements;
   r.iters = r.warmup = 0;
@@ -96,17 +96,17 @@ int run(int argc, char** argv) {
     throw reduce::UsageError("--cpu: sums on the CPU model of the order, so --block, --grid and --device mean nothing");
   if (subset && check_file.empty()) throw reduce::UsageError("--subset: needs --check FILE (it runs the cases FILE holds)");
   // Every file is opened before any work: a path that cannot be read or written is refused at once.
-  std::unique_ptr<repro::BitsCheck> check;
+  std::unique_ptr<step14::BitsCheck> check;
   if (!check_file.empty()) {
-    const std::vector<repro::BitsEntry> entries = repro::read_bits_file(check_file);
+    const std::vector<step14::BitsEntry> entries = step14::read_bits_file(check_file);
     if (entries.empty())
       throw reduce::UsageError("--check: " + reduce::quote(check_file) + " holds no cases (expected lines 'n pattern seed bits value')");
-    check = std::make_unique<repro::BitsCheck>(entries, subset);
+    check = std::make_unique<step14::BitsCheck>(entries, subset);
   }
   std::unique_ptr<reduce::FileWriter> output = write_file.empty() ? nullptr : std::make_unique<reduce::FileWriter>(write_file, "--write");
 
   std::string source = "the CPU model of the order (14_reproducible_bits --cpu)";
-  std::function<float(const float*, std::int64_t)> sum = repro::model_sum;
+  std::function<float(const float*, std::int64_t)> sum = step14::model_sum;
   reduce::DeviceInfo device;
   if (!cpu) {
     device = reduce::open_device(opt.device);
@@ -114,24 +114,24 @@ int run(int argc, char** argv) {
              std::to_string(opt.block) + (grid ? ", grid " + std::to_string(grid) : ", default grid");
     sum = [&](const float* host, std::int64_t n) {
       const reduce::LaunchConfig cfg{opt.block, opt.device, device.sm_count, grid};
-      reduce::ensure_device_memory(static_cast<std::size_t>(n) * sizeof(float) + repro::scratch_bytes(n, cfg));
+      reduce::ensure_device_memory(static_cast<std::size_t>(n) * sizeof(float) + step14::scratch_bytes(n, cfg));
       reduce::DeviceBuffer<float> in(static_cast<std::size_t>(n));
       if (n > 0) CUDA_CHECK(cudaMemcpy(in.get(), host, n * sizeof(float), cudaMemcpyHostToDevice));
       CUDA_CHECK(cudaDeviceSynchronize());
       reduce::Stream stream;
-      return reduce::reduce_once(repro::kStep, in.get(), n, cfg, stream.get());
+      return reduce::reduce_once(step14::kStep, in.get(), n, cfg, stream.get());
     };
   }
   const bool lines = opt.format == reduce::Format::text;  // else one record at the end
   if (lines) std::cout << "# " << source << "\n";
   std::int64_t elements = 0;
   std::string first_differ;
-  const std::vector<repro::BitsCase> cases = check ? check->cases() : repro::bits_cases();
-  const std::string text = repro::make_bits_file(cases, sum, source, [&](const repro::BitsCase& c, float result) {
+  const std::vector<step14::BitsCase> cases = check ? check->cases() : step14::bits_cases();
+  const std::string text = step14::make_bits_file(cases, sum, source, [&](const step14::BitsCase& c, float result) {
     const std::string verdict = check ? check->verdict(c, result) : "";
-    if (first_differ.empty() && !verdict.empty() && verdict != "same") first_differ = repro::case_text(c) + ": " + verdict;
+    if (first_differ.empty() && !verdict.empty() && verdict != "same") first_differ = step14::case_text(c) + ": " + verdict;
     elements += c.n;
-    if (lines) std::cout << repro::bits_line(c, result) << (check ? "  " + verdict : "") << std::endl;
+    if (lines) std::cout << step14::bits_line(c, result) << (check ? "  " + verdict : "") << std::endl;
   });
   if (output) output->commit(text);
   const bool passed = !check || check->passed();

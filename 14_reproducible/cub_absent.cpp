@@ -6,11 +6,11 @@
 #define NEWEST_CUB_ABSENT "no CCCL 3.5 or newer was given to CMake"
 #endif
 
-namespace repro_cub {
+namespace step14::cub_g2g {
 
 bool available() { return false; }
 const char* why_absent() { return NEWEST_CUB_ABSENT; }
 const char* cccl_version() { return ""; }
 cudaError_t sum(const float*, std::int64_t, float*, cudaStream_t) { return cudaErrorNotSupported; }
 
-}  // namespace repro_cub
+}  // namespace step14::cub_g2g

@@ -8,7 +8,7 @@
 #include "cub_gpu_to_gpu.hpp"
 #include "newest_cub.hpp"
 
-namespace repro_cub {
+namespace step14::cub_g2g {
 
 bool available() { return true; }
 const char* why_absent() { return ""; }
@@ -20,4 +20,4 @@ cudaError_t sum(const float* in, std::int64_t n, float* out, cudaStream_t stream
   return cub::DeviceReduce::Sum(in, out, n, env);
 }
 
-}  // namespace repro_cub
+}  // namespace step14::cub_g2g

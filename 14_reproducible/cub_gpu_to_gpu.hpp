@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-namespace repro_cub {
+namespace step14::cub_g2g {
 
 // True when this build has the comparison; otherwise why_absent() says why (one line).
 bool available();
@@ -19,4 +19,4 @@ const char* cccl_version();  // "3.5.0", or "" when absent
 // the stream-ordered pool (cudaMallocAsync) inside the call. cudaErrorNotSupported when absent.
 cudaError_t sum(const float* in, std::int64_t n, float* out, cudaStream_t stream);
 
-}  // namespace repro_cub
+}  // namespace step14::cub_g2g

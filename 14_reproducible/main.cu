@@ -21,16 +21,16 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const std::int64_t n = opt.n;
   const std::int64_t grid = opt.extra.at("--grid").empty() ? 0 : std::stoll(opt.extra.at("--grid"));
   const reduce::LaunchConfig cfg{opt.block, device.ordinal, device.sm_count, grid};
-  const std::size_t scratch_bytes = repro::scratch_bytes(n, cfg);
+  const std::size_t scratch_bytes = step14::scratch_bytes(n, cfg);
   reduce::ensure_device_memory(n * sizeof(float) + scratch_bytes + 2 * device.l2_bytes + (64 << 20));
 
   reduce::Testbed<float> bed(opt, device);
   const reduce::Reference ref = reduce::reference_sum(bed.host.get(), n);
   const reduce::ExactSum exact = reduce::exact_sum(bed.host.get(), n);
-  const float model = repro::model_sum(bed.host.get(), n);
+  const float model = step14::model_sum(bed.host.get(), n);
   const auto scratch = bed.scratch(scratch_bytes);
   const auto mine = bed.time<float>(1, [&](float* out, int k) {
-    return repro::launch(bed.in.get(), n, out, reduce::view(scratch), bed.config(cfg, k), bed.stream.get());
+    return step14::launch(bed.in.get(), n, out, reduce::view(scratch), bed.config(cfg, k), bed.stream.get());
   });
   const auto ten = bed.rival(reduce::rivals::step10(device)), cub = bed.rival(reduce::rivals::cub(device));
   const auto g2g = bed.rival(reduce::rivals::cub_g2g());
@@ -44,7 +44,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
     const float x = *mine.run(k);
     reduce::Verdict v(x, ref, n, opt.pattern);
     v.passed = (v.passed || (std::isnan(x) && std::isnan(model)) || (std::isinf(x) && x == model)) && same_bits(x, model);
-    v.note = "bits " + repro::bits_text(x) + ", the order's CPU model gives " + repro::bits_text(model);
+    v.note = "bits " + step14::bits_text(x) + ", the order's CPU model gives " + step14::bits_text(model);
     return v;
   }));
   reduce::finish(r, bed.input_unchanged());
@@ -59,13 +59,13 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   };
   const auto errors_and_bits = [&](const float* x) {
     std::vector<reduce::Field> f = errors(x);
-    f.push_back(reduce::text_field("bits", repro::bits_text(*x)));
+    f.push_back(reduce::text_field("bits", step14::bits_text(*x)));
     return f;
   };
-  r.extra = {reduce::text_field("result_bits", repro::bits_text(shown)),
-             reduce::text_field("model_bits", repro::bits_text(model)),
-             reduce::number_field("tile_elements", static_cast<double>(repro::tile_elements(n))),
-             reduce::number_field("tiles", static_cast<double>(repro::num_tiles(n))),
+  r.extra = {reduce::text_field("result_bits", step14::bits_text(shown)),
+             reduce::text_field("model_bits", step14::bits_text(model)),
+             reduce::number_field("tile_elements", static_cast<double>(step14::tile_elements(n))),
+             reduce::number_field("tiles", static_cast<double>(step14::num_tiles(n))),
              reduce::text_field("exact_sum", reduce::exact_text(exact.to_double()))};
   for (reduce::Field& f : reduce::prefixed("step", errors(&shown))) r.extra.push_back(std::move(f));
   // The rivals: within the suite's tolerance of the double reference (NaN and inf matched as they are).
@@ -75,7 +75,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
 }
 
 reduce::Bench make_bench() {
-  reduce::Bench b{"14_reproducible", repro::kStep.lesson};
+  reduce::Bench b{"14_reproducible", step14::kStep.lesson};
   b.spec.summary = "Sums n floats on the GPU with the same bits whatever the grid, the block size and the GPU";
   reduce::ExtraOption grid{"--grid", {}, "blocks (default: one per tile up to SMs x resident blocks per SM, past that the\n"
                            "                   tiles spread evenly over the fewest rounds): imitates another GPU; the\n"
@@ -83,7 +83,7 @@ reduce::Bench make_bench() {
   grid.check = reduce::integer_in(1, 0x7fffffff);
   b.spec.extra = {grid};
   for (reduce::Pattern p : {reduce::Pattern::nan, reduce::Pattern::inf}) b.spec.patterns.push_back(p);
-  b.spec.block = repro::kStep.block;
+  b.spec.block = step14::kStep.block;
   b.spec.notes =
       "The result must have the bits of the CPU model of the step's order (order.hpp). The same run times step 10,\n"
       "CUB's DeviceReduce::Sum (toolkit CCCL) and, when built with a CCCL 3.5 (-DCCCL_DIR), CUB's gpu_to_gpu sum;\n"

@@ -29,7 +29,7 @@
 #define REPRO_HOST_DEVICE
 #endif
 
-namespace repro {
+namespace step14 {
 
 constexpr int kLoads = 4;                           // float4 loads in flight per lane in one round (step 10's)
 constexpr int kRoundElements = 32 * kLoads * 4;     // one round of a warp: 512 floats
@@ -59,4 +59,4 @@ REPRO_HOST_DEVICE constexpr std::int64_t num_tiles(std::int64_t n) { return (n +
 // additions in round-to-nearest, as both processors do them without fast-math). Threads over tiles.
 float model_sum(const float* x, std::int64_t n);
 
-}  // namespace repro
+}  // namespace step14

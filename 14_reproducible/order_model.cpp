@@ -7,7 +7,7 @@
 
 #include "order.hpp"
 
-namespace repro {
+namespace step14 {
 namespace {
 
 struct F4 {
@@ -97,4 +97,4 @@ float model_sum(const float* x, std::int64_t n) {
   return warp_tree(groups);
 }
 
-}  // namespace repro
+}  // namespace step14

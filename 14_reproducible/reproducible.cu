@@ -27,7 +27,7 @@
 #include "agent.cuh"
 #include "reproducible.cuh"
 
-namespace repro {
+namespace step14 {
 namespace {
 
 using reduce::agent::Plus;
@@ -423,4 +423,4 @@ extern const reduce::Step kStep = {
     "14_reproducible", "the same bits on any GPU: a fixed order", /*deterministic=*/true, reduce::BlockRule::any(512),
     scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
 
-}  // namespace repro
+}  // namespace step14

@@ -12,7 +12,7 @@
 #include "order.hpp"
 #include "step.cuh"
 
-namespace repro {
+namespace step14 {
 
 // Scratch: a 16-byte counter, then one float per tile (rounded up to a multiple of four). It must be
 // zero when the launcher starts (the harness zero-fills scratch once), and every launch leaves it zero
@@ -66,4 +66,6 @@ cudaError_t sum_shard_tiles(const float* shard, std::int64_t n, std::int64_t fir
 // split, *out has the bits launch() gives for the whole array.
 cudaError_t combine_tile_sums(const float* partials, std::int64_t n, float* out, cudaStream_t stream);
 
-}  // namespace repro
+}  // namespace step14
+
+namespace repro = step14;  // the old name, until 16_multi_gpu says step14

@@ -6,7 +6,7 @@
 #include <limits>
 #include <random>
 
-namespace exact {
+namespace step15 {
 
 namespace {
 
@@ -86,4 +86,4 @@ std::string cases_text(const std::vector<Case>& cases, const std::vector<float>&
   return s;
 }
 
-}  // namespace exact
+}  // namespace step15

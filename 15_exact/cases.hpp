@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace exact {
+namespace step15 {
 
 struct Case {
   std::string name;
@@ -19,4 +19,4 @@ std::vector<Case> fsum_cases();
 // Python's float.fromhex), "inf", "-inf" or "nan". Lines starting with "#" are comments.
 std::string cases_text(const std::vector<Case>& cases, const std::vector<float>& results);
 
-}  // namespace exact
+}  // namespace step15

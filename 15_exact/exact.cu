@@ -31,7 +31,7 @@
 #include "agent.cuh"
 #include "exact.cuh"
 
-namespace exact {
+namespace step15 {
 
 namespace {
 
@@ -485,4 +485,4 @@ extern const reduce::Step kStep = {
     "15_exact", "the exact sum, rounded once", /*deterministic=*/true, reduce::BlockRule::any(512),
     scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
 
-}  // namespace exact
+}  // namespace step15

@@ -14,7 +14,7 @@
 #include "exact_acc.hpp"
 #include "step.cuh"
 
-namespace exact {
+namespace step15 {
 
 // Scratch: one Acc and a block counter. It must be zero when a launcher starts (the harness zero-fills
 // scratch once) and every launch leaves it zero again, so one scratch serves launches of any n.
@@ -37,4 +37,6 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 
 extern const reduce::Step kStep;
 
-}  // namespace exact
+}  // namespace step15
+
+namespace exact = step15;  // the old name, until 16_multi_gpu says step15

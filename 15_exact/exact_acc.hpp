@@ -28,7 +28,7 @@
 #define EXACT_UNROLL
 #endif
 
-namespace exact {
+namespace step15 {
 
 constexpr int kLimbs = 12;           // 384 bits: 277 for any float, the rest for carries and sign
 constexpr int kAccWords = kLimbs + 3;  // the int64 words of an Acc (an NCCL all-reduce counts these)
@@ -130,4 +130,4 @@ EXACT_HD inline float rounded(const Acc& a) {
   return x;
 }
 
-}  // namespace exact
+}  // namespace step15

@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "bits.hpp"
+#include "14_reproducible/bits.hpp"
+#include "14_reproducible/reproducible.cuh"
+#include "14_reproducible/rivals.cuh"
 #include "cases.hpp"
 #include "exact.cuh"
 #include "exact_sum.hpp"
 #include "files.hpp"
 #include "harness.cuh"
-#include "reproducible.cuh"
-#include "rivals.cuh"
 
 namespace {
 
@@ -22,9 +22,9 @@ bool same_bits(float a, float b) { return std::isnan(a) ? std::isnan(b) : std::m
 // The fsum cases on this GPU, each against the CPU's exact sum; false when one differs (told on stderr).
 bool write_cases(const std::string& path, const reduce::LaunchConfig& cfg) {
   reduce::FileWriter file(path, "--write-cases");
-  const std::vector<exact::Case> cases = exact::fsum_cases();
+  const std::vector<step15::Case> cases = step15::fsum_cases();
   std::vector<float> results(cases.size());
-  reduce::DeviceBuffer<unsigned char> scratch(exact::scratch_bytes(0, cfg));
+  reduce::DeviceBuffer<unsigned char> scratch(step15::scratch_bytes(0, cfg));
   reduce::DeviceBuffer<float> out(1);
   CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));  // zero once: every launch leaves it zero
   bool ok = true;
@@ -33,14 +33,14 @@ bool write_cases(const std::string& path, const reduce::LaunchConfig& cfg) {
     const std::int64_t n = static_cast<std::int64_t>(x.size());
     reduce::DeviceBuffer<float> in(n);
     CUDA_CHECK(cudaMemcpy(in.get(), x.data(), in.bytes(), cudaMemcpyHostToDevice));
-    CUDA_CHECK(exact::launch(in.get(), n, out.get(), reduce::view(scratch), cfg, nullptr));
+    CUDA_CHECK(step15::launch(in.get(), n, out.get(), reduce::view(scratch), cfg, nullptr));
     CUDA_CHECK(cudaMemcpy(&results[k], out.get(), sizeof(float), cudaMemcpyDeviceToHost));
     const float want = reduce::exact_sum(x.data(), n).to_float();
     if (same_bits(results[k], want)) continue;
-    std::fprintf(stderr, "case %s: bits %s, the exact sum's %s\n", cases[k].name.c_str(), repro::bits_text(results[k]).c_str(), repro::bits_text(want).c_str());
+    std::fprintf(stderr, "case %s: bits %s, the exact sum's %s\n", cases[k].name.c_str(), step14::bits_text(results[k]).c_str(), step14::bits_text(want).c_str());
     ok = false;
   }
-  file.commit(exact::cases_text(cases, results));
+  file.commit(step15::cases_text(cases, results));
   return ok;
 }
 
@@ -48,15 +48,15 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const std::int64_t n = opt.n;
   const std::int64_t grid = opt.extra.at("--grid").empty() ? 0 : std::stoll(opt.extra.at("--grid"));
   const reduce::LaunchConfig cfg{opt.block, device.ordinal, device.sm_count, grid};
-  reduce::ensure_device_memory(n * sizeof(float) + exact::scratch_bytes(n, cfg) + 2 * device.l2_bytes + (64 << 20));
+  reduce::ensure_device_memory(n * sizeof(float) + step15::scratch_bytes(n, cfg) + 2 * device.l2_bytes + (64 << 20));
 
   reduce::Testbed<float> bed(opt, device);
   const bool cases_ok = opt.extra.at("--write-cases").empty() || write_cases(opt.extra.at("--write-cases"), cfg);
   const float want = reduce::exact_sum(bed.host.get(), n).to_float();
   const reduce::Reference ref = reduce::reference_sum(bed.host.get(), n);  // the rivals' check
-  const auto s15 = bed.scratch(exact::scratch_bytes(n, cfg));
+  const auto s15 = bed.scratch(step15::scratch_bytes(n, cfg));
   const auto mine = bed.time<float>(1, [&](float* out, int k) {
-    return exact::launch(bed.in.get(), n, out, reduce::view(s15), bed.config(cfg, k), bed.stream.get());
+    return step15::launch(bed.in.get(), n, out, reduce::view(s15), bed.config(cfg, k), bed.stream.get());
   });
   // The rivals (common/rivals.cuh): step 10, step 14, the toolkit's CUB and CUB's gpu_to_gpu (absent
   // without a CCCL 3.5).
@@ -69,21 +69,21 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const float shown = *mine.run(reduce::check_runs(r, [&](int k) {  // every run: the exact sum's bits
     const float x = *mine.run(k);
     reduce::Verdict v(reduce::Check{true, 0.0, std::fabs(static_cast<double>(x) - want), same_bits(x, want)}, x, want);
-    v.note = "bits " + repro::bits_text(x) + ", the exact sum rounded once is " + repro::bits_text(want);
+    v.note = "bits " + step14::bits_text(x) + ", the exact sum rounded once is " + step14::bits_text(want);
     return v;
   }));
   reduce::finish(r, bed.input_unchanged());
   if (!cases_ok) r.passed = false;
 
-  r.extra = {reduce::text_field("result_bits", repro::bits_text(shown)), reduce::text_field("exact_bits", repro::bits_text(want))};
+  r.extra = {reduce::text_field("result_bits", step14::bits_text(shown)), reduce::text_field("exact_bits", step14::bits_text(want))};
   for (const auto& rival : rivals)  // <name>_bits, the timing, vs_<name>, <name>_passed (within the suite's tolerance)
     reduce::add_rival(r, rival, [&](const float* x) { return reduce::sum_verdict(*x, ref, n, opt.pattern); },
-                      [](const float* x) { return std::vector<reduce::Field>{reduce::text_field("bits", repro::bits_text(*x))}; });
+                      [](const float* x) { return std::vector<reduce::Field>{reduce::text_field("bits", step14::bits_text(*x))}; });
   emit(r);
 }
 
 reduce::Bench make_bench() {
-  reduce::Bench b{"15_exact", exact::kStep.lesson};
+  reduce::Bench b{"15_exact", step15::kStep.lesson};
   b.spec.summary = "Sums n floats exactly on the GPU and rounds once: the bits of Python's math.fsum, on any GPU";
   reduce::ExtraOption grid{"--grid", {}, "blocks (default: enough to fill the device), at most 2^20: the bits never change", "N"};
   grid.check = reduce::integer_in(1, 1 << 20);
@@ -91,7 +91,7 @@ reduce::Bench make_bench() {
                             "                   (check them: python3 15_exact/check_fsum.py FILE)", "FILE"};
   b.spec.extra = {grid, cases};
   for (reduce::Pattern p : {reduce::Pattern::nan, reduce::Pattern::inf, reduce::Pattern::limits}) b.spec.patterns.push_back(p);
-  b.spec.block = exact::kStep.block;
+  b.spec.block = step15::kStep.block;
   b.spec.notes = "Every run must give the bits of the exact sum rounded once to nearest even. The same run times step 10,\n"
                  "14_reproducible, the toolkit's CUB and, with a CCCL 3.5 (-DCCCL_DIR), CUB's gpu_to_gpu sum:\n"
                  "<name>_gbps and vs_<name>.";

@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "device.cuh"
-#include "harness.cuh"
-#include "input.hpp"
 #include "exact.cuh"
 #include "exact_sum.hpp"
-#include "gpu_test_util.hpp"
-#include "property.hpp"
+#include "harness.cuh"
+#include "input.hpp"
+#include "tests/gpu_test_util.hpp"
+#include "tests/property.hpp"
 
 namespace {
 
@@ -34,13 +34,13 @@ std::uint32_t bits(float v) {
   return b;
 }
 float want(const std::vector<float>& x) { return reduce::exact_sum(x.data(), static_cast<std::int64_t>(x.size())).to_float(); }
-exact::Acc host_acc(const float* x, std::int64_t n) {
-  exact::Acc a{};
-  for (std::int64_t i = 0; i < n; ++i) exact::add(a, x[i]);
-  exact::normalize(a);
+step15::Acc host_acc(const float* x, std::int64_t n) {
+  step15::Acc a{};
+  for (std::int64_t i = 0; i < n; ++i) step15::add(a, x[i]);
+  step15::normalize(a);
   return a;
 }
-bool same_acc(const exact::Acc& a, const exact::Acc& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_acc(const step15::Acc& a, const step15::Acc& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 int sm_count() {
   int sms = 0;
@@ -58,17 +58,17 @@ struct OnDevice {
     in = buf.get() + misalign;
     EXPECT_EQ(cudaMemcpy(in, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
     EXPECT_EQ(cudaMemset(scratch.get(), 0, scratch.bytes()), cudaSuccess);
-    EXPECT_GE(scratch.bytes(), exact::scratch_bytes(n, config()));
+    EXPECT_GE(scratch.bytes(), step15::scratch_bytes(n, config()));
   }
   float sum(const reduce::LaunchConfig& cfg) {
-    EXPECT_EQ(exact::launch(in, n, out.get(), reduce::view(scratch), cfg, nullptr), cudaSuccess);
+    EXPECT_EQ(step15::launch(in, n, out.get(), reduce::view(scratch), cfg, nullptr), cudaSuccess);
     float r = 0.0f;
     EXPECT_EQ(cudaMemcpy(&r, out.get(), sizeof r, cudaMemcpyDeviceToHost), cudaSuccess);
     return r;
   }
-  exact::Acc accumulate(const reduce::LaunchConfig& cfg, std::int64_t first = 0, std::int64_t count = -1) {
-    EXPECT_EQ(exact::accumulate(in + first, count < 0 ? n : count, acc.get(), reduce::view(scratch), cfg, nullptr), cudaSuccess);
-    exact::Acc a;
+  step15::Acc accumulate(const reduce::LaunchConfig& cfg, std::int64_t first = 0, std::int64_t count = -1) {
+    EXPECT_EQ(step15::accumulate(in + first, count < 0 ? n : count, acc.get(), reduce::view(scratch), cfg, nullptr), cudaSuccess);
+    step15::Acc a;
     EXPECT_EQ(cudaMemcpy(&a, acc.get(), sizeof a, cudaMemcpyDeviceToHost), cudaSuccess);
     return a;
   }
@@ -82,7 +82,7 @@ struct OnDevice {
   float* in = nullptr;
   reduce::DeviceBuffer<unsigned char> scratch;
   reduce::DeviceBuffer<float> out;
-  reduce::DeviceBuffer<exact::Acc> acc;
+  reduce::DeviceBuffer<step15::Acc> acc;
 };
 
 // The input classes. Each is a function of (n, seed) whose first k values do not depend on n.
@@ -214,24 +214,24 @@ TEST(Accumulate, TheAccWordForWordAndShardsAddUp) {
   for (Kind k : {Kind::whole_range, Kind::specials, Kind::cancelling}) {
     const std::vector<float> x = make(k, 1000003, 9);
     OnDevice run(x, 1);
-    const exact::Acc whole = run.accumulate(config());
+    const step15::Acc whole = run.accumulate(config());
     EXPECT_TRUE(same_acc(whole, host_acc(x.data(), run.n))) << name_of(k);
-    EXPECT_EQ(bits(exact::rounded(whole)), bits(want(x))) << name_of(k);
+    EXPECT_EQ(bits(step15::rounded(whole)), bits(want(x))) << name_of(k);
     // Shards of uneven, unaligned lengths on "ranks" with different launches, added word by word.
     const std::int64_t cuts[] = {0, 1, 4099, 500001, 999999, run.n};
-    exact::Acc total{};
+    step15::Acc total{};
     for (int s = 0; s + 1 < 6; ++s) {
-      const exact::Acc part = run.accumulate(config(32 << s, s), cuts[s], cuts[s + 1] - cuts[s]);
-      for (int w = 0; w < exact::kAccWords; ++w)
+      const step15::Acc part = run.accumulate(config(32 << s, s), cuts[s], cuts[s + 1] - cuts[s]);
+      for (int w = 0; w < step15::kAccWords; ++w)
         reinterpret_cast<long long*>(&total)[w] += reinterpret_cast<const long long*>(&part)[w];
     }
-    exact::normalize(total);
+    step15::normalize(total);
     EXPECT_TRUE(same_acc(total, whole)) << name_of(k);
     // round_to_float on the device rounds the carry-save total the same way.
-    reduce::DeviceBuffer<exact::Acc> d(1);
+    reduce::DeviceBuffer<step15::Acc> d(1);
     reduce::DeviceBuffer<float> out(1);
     ASSERT_EQ(cudaMemcpy(d.get(), &total, sizeof total, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(exact::round_to_float(d.get(), out.get(), nullptr), cudaSuccess);
+    ASSERT_EQ(step15::round_to_float(d.get(), out.get(), nullptr), cudaSuccess);
     float r = 0.0f;
     ASSERT_EQ(cudaMemcpy(&r, out.get(), sizeof r, cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(bits(r), bits(want(x))) << name_of(k);
@@ -252,8 +252,8 @@ TEST(Contract, InputUnchangedOneScratchForEverySizeEmptyIsPlusZero) {
   ASSERT_EQ(cudaMemcpy(back.data(), run.in, back.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(std::memcmp(back.data(), x.data(), x.size() * sizeof(float)), 0);
   EXPECT_TRUE(run.scratch_zero());
-  EXPECT_EQ(exact::kStep.deterministic, true);
-  EXPECT_EQ(exact::kStep.needs_zeroed_scratch, true);
+  EXPECT_EQ(step15::kStep.deterministic, true);
+  EXPECT_EQ(step15::kStep.needs_zeroed_scratch, true);
 }
 
 // Property: random sizes (up to 2^22), values from every class mixed, grids, blocks and misalignments.
@@ -354,26 +354,26 @@ TEST(HugeInput, MoreThan2To32ElementsExactAcc) {
   fill_period7<<<4096, 256>>>(in, n);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const float v[7] = {1.0f, -0.75f, 0x1p-30f, 3e10f, -3e10f, 0x1p-140f, 2.5f};
-  exact::Acc expect{};
+  step15::Acc expect{};
   for (int r = 0; r < 7; ++r) {  // count_r copies of v[r]: the one-float Acc times count_r (below 2^62)
     const std::int64_t count = n / 7 + (r < n % 7 ? 1 : 0);
-    exact::Acc one{};
-    exact::add(one, v[r]);
-    for (int k = 0; k < exact::kLimbs; ++k) expect.limb[k] += one.limb[k] * count;
-    exact::normalize(expect);  // limbs back below 2^32 before the next product
+    step15::Acc one{};
+    step15::add(one, v[r]);
+    for (int k = 0; k < step15::kLimbs; ++k) expect.limb[k] += one.limb[k] * count;
+    step15::normalize(expect);  // limbs back below 2^32 before the next product
   }
   reduce::DeviceBuffer<unsigned char> scratch(256);
-  reduce::DeviceBuffer<exact::Acc> acc(1);
+  reduce::DeviceBuffer<step15::Acc> acc(1);
   reduce::DeviceBuffer<float> out(1);
   ASSERT_EQ(cudaMemset(scratch.get(), 0, scratch.bytes()), cudaSuccess);
-  ASSERT_EQ(exact::accumulate(in, n, acc.get(), reduce::view(scratch), config(), nullptr), cudaSuccess);
-  ASSERT_EQ(exact::launch(in, n, out.get(), reduce::view(scratch), config(1024, 1000), nullptr), cudaSuccess);
-  exact::Acc got;
+  ASSERT_EQ(step15::accumulate(in, n, acc.get(), reduce::view(scratch), config(), nullptr), cudaSuccess);
+  ASSERT_EQ(step15::launch(in, n, out.get(), reduce::view(scratch), config(1024, 1000), nullptr), cudaSuccess);
+  step15::Acc got;
   float r = 0.0f;
   ASSERT_EQ(cudaMemcpy(&got, acc.get(), sizeof got, cudaMemcpyDeviceToHost), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(&r, out.get(), sizeof r, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_TRUE(same_acc(got, expect));
-  EXPECT_EQ(bits(r), bits(exact::rounded(expect)));
+  EXPECT_EQ(bits(r), bits(step15::rounded(expect)));
 }
 
 }  // namespace

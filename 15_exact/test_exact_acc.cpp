@@ -20,12 +20,12 @@ namespace {
 constexpr float kMax = std::numeric_limits<float>::max(), kTiny = std::numeric_limits<float>::denorm_min();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-exact::Acc acc_of(const std::vector<float>& xs) {
-  exact::Acc a{};
-  for (float x : xs) exact::add(a, x);
+step15::Acc acc_of(const std::vector<float>& xs) {
+  step15::Acc a{};
+  for (float x : xs) step15::add(a, x);
   return a;
 }
-float sum_of(const std::vector<float>& xs) { return exact::rounded(acc_of(xs)); }
+float sum_of(const std::vector<float>& xs) { return step15::rounded(acc_of(xs)); }
 std::uint32_t bits(float v) {
   std::uint32_t b;
   std::memcpy(&b, &v, sizeof b);
@@ -79,18 +79,18 @@ TEST(AccRounding, SpecialValuesFollowIeee) {
 
 // Carry-save: a limb may hold any int64; only the value sum limb[k] 2^(32k - 149) counts.
 TEST(AccRounding, CarrySaveFormsRoundAsTheirValue) {
-  exact::Acc a{}, b{};
+  step15::Acc a{}, b{};
   a.limb[4] = 1ll << 40;  // 2^(128 - 149 + 40) = 2^19
   b.limb[5] = 1ll << 8;
-  EXPECT_EQ(exact::rounded(a), 0x1p19f);
-  EXPECT_EQ(exact::rounded(a), exact::rounded(b));
+  EXPECT_EQ(step15::rounded(a), 0x1p19f);
+  EXPECT_EQ(step15::rounded(a), step15::rounded(b));
   a.limb[3] = -1;  // 2^19 - 2^-53
-  EXPECT_EQ(exact::rounded(a), 0x1p19f);
+  EXPECT_EQ(step15::rounded(a), 0x1p19f);
   a.limb[5] = -(1ll << 9);  // 2^19 - 2^20 - 2^-53: negative
-  EXPECT_EQ(exact::rounded(a), -0x1p19f);
-  exact::normalize(a);
-  for (int k = 0; k + 1 < exact::kLimbs; ++k) EXPECT_TRUE(a.limb[k] >= 0 && a.limb[k] < (1ll << 32)) << k;
-  EXPECT_EQ(a.limb[exact::kLimbs - 1], -1);
+  EXPECT_EQ(step15::rounded(a), -0x1p19f);
+  step15::normalize(a);
+  for (int k = 0; k + 1 < step15::kLimbs; ++k) EXPECT_TRUE(a.limb[k] >= 0 && a.limb[k] < (1ll << 32)) << k;
+  EXPECT_EQ(a.limb[step15::kLimbs - 1], -1);
 }
 
 std::vector<float> whole_range(std::mt19937& gen, int n) {
@@ -133,19 +133,19 @@ TEST(AccRounding, RandomTiesAtEveryScale) {
 TEST(AccRounding, WordSumsOfAccsAreSumsOfValues) {
   std::mt19937 gen(5);
   const std::vector<float> x = whole_range(gen, 3000);
-  exact::Acc total{};
+  step15::Acc total{};
   for (int rank = 0; rank < 8; ++rank) {
-    exact::Acc part{};
-    for (std::size_t i = rank; i < x.size(); i += 8) exact::add(part, x[i]);
-    exact::normalize(part);
-    for (int k = 0; k < exact::kLimbs; ++k) total.limb[k] += part.limb[k];
+    step15::Acc part{};
+    for (std::size_t i = rank; i < x.size(); i += 8) step15::add(part, x[i]);
+    step15::normalize(part);
+    for (int k = 0; k < step15::kLimbs; ++k) total.limb[k] += part.limb[k];
     total.nan += part.nan, total.pos_inf += part.pos_inf, total.neg_inf += part.neg_inf;
   }
-  EXPECT_EQ(bits(exact::rounded(total)), bits(sum_of(x)));
+  EXPECT_EQ(bits(step15::rounded(total)), bits(sum_of(x)));
 }
 
 TEST(FsumCases, AccAndExactSumAgreeOnEveryCase) {
-  for (const exact::Case& c : exact::fsum_cases())
+  for (const step15::Case& c : step15::fsum_cases())
     EXPECT_EQ(bits(sum_of(c.x)), bits(reduce::exact_sum(c.x.data(), static_cast<std::int64_t>(c.x.size())).to_float()))
         << c.name;
 }

@@ -32,13 +32,7 @@
 #include "input.hpp"
 #include "read_tiles.cuh"
 #include "step.cuh"
-
-namespace step09 {
-extern const reduce::Step kStep;
-}
-namespace step10 {
-extern const reduce::Step kStep;
-}
+#include "steps.hpp"  // step09::kStep, step10::kStep
 
 namespace {
 

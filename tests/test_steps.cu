@@ -14,14 +14,8 @@
 #include "device.cuh"
 #include "gpu_test_util.hpp"
 #include "input.hpp"
+#include "steps.hpp"  // every step's record; REDUCE_PROGRESSION: those of steps.txt
 
-// Every step of steps.txt (the generated steps.inc holds one REDUCE_STEP(stepNN) line per step).
-#define REDUCE_STEP(ns) \
-  namespace ns {        \
-  extern const reduce::Step kStep;  \
-  }
-#include "steps.inc"
-#undef REDUCE_STEP
 
 namespace reduce {
 // Test names and failure messages show a step by its name, not its address.
@@ -35,9 +29,7 @@ using reduce::Step;
 
 const std::vector<const Step*>& all_steps() {
 #define REDUCE_STEP(ns) &ns::kStep,
-  static const std::vector<const Step*> steps = {
-#include "steps.inc"
-  };
+  static const std::vector<const Step*> steps = {REDUCE_PROGRESSION(REDUCE_STEP)};
 #undef REDUCE_STEP
   return steps;
 }

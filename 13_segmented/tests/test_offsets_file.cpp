@@ -11,8 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "segments.hpp"
-#include "usage_error.hpp"
+#include "13_segmented/segments.hpp"
+#include "tests/usage_error.hpp"
 
 namespace {
 
@@ -20,7 +20,7 @@ constexpr std::int64_t kN = std::int64_t{1} << 40;  // n for reads that test the
 
 // read_offsets' one-line message for path, or "" when it reads.
 std::string read_error(const std::string& path, std::int64_t n = kN) {
-  return usage_error([&] { seg::read_offsets(path, n); });
+  return usage_error([&] { step13::read_offsets(path, n); });
 }
 
 // The bytes this process has read so far (rchar of /proc/self/io), or -1 where the kernel does not say.
@@ -77,20 +77,20 @@ TEST(OffsetsFile, ReadsSignsAndAnyWhiteSpace) {
   const TempFolder folder;
   const std::string dir = folder.path(), path = dir + "/offsets.txt";
   std::ofstream(path) << "\t0\r\n+3 \v 7\f+10";
-  EXPECT_EQ(seg::read_offsets(path, 10), (seg::Offsets{0, 3, 7, 10}));
+  EXPECT_EQ(step13::read_offsets(path, 10), (step13::Offsets{0, 3, 7, 10}));
   std::ofstream(path) << "0 +-3";
   EXPECT_NE(read_error(path).find("'+-3'"), std::string::npos);
   std::ofstream(path) << "00000000000000000000000000000000000000000000000000000000000000005";  // 65 bytes
   EXPECT_NE(read_error(path).find("(over 64 bytes)"), std::string::npos);
   std::ofstream(path) << "";
-  EXPECT_TRUE(seg::read_offsets(path, 10).empty());  // validate_offsets() then says "no entries"
+  EXPECT_TRUE(step13::read_offsets(path, 10).empty());  // validate_offsets() then says "no entries"
 }
 
 // Words that cross the reader's 64 KiB pieces come out whole.
 TEST(OffsetsFile, ReadsAFileOfManyPieces) {
   const TempFolder folder;
   const std::string path = folder / "offsets.txt";
-  seg::Offsets expected;
+  step13::Offsets expected;
   std::ostringstream text;
   for (std::int64_t i = 0; i < 200000; ++i) {
     expected.push_back(i * 1000003);
@@ -98,7 +98,7 @@ TEST(OffsetsFile, ReadsAFileOfManyPieces) {
   }
   std::ofstream(path) << text.str();
   ASSERT_GT(text.str().size(), 20u << 16);
-  EXPECT_EQ(seg::read_offsets(path, expected.back()), expected);
+  EXPECT_EQ(step13::read_offsets(path, expected.back()), expected);
 }
 
 // The values are checked as they are read, by validate_offsets' rules and messages: the first bad entry
@@ -116,7 +116,7 @@ TEST(OffsetsFile, RefusesTheFirstBadEntryAtOnce) {
   };
   for (const auto& [start, says] : cases) {
     std::ofstream(path) << start;
-    ASSERT_EQ(truncate(path.c_str(), seg::kMaxOffsetsFileBytes), 0);
+    ASSERT_EQ(truncate(path.c_str(), step13::kMaxOffsetsFileBytes), 0);
     const std::int64_t before = bytes_read_so_far();
     const std::string msg = read_error(path, 100);
     const std::int64_t read = bytes_read_so_far() - before;

@@ -10,17 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "cub35.hpp"
+#include "13_segmented/cub35.hpp"
+#include "13_segmented/segmented.cuh"
+#include "13_segmented/segments.hpp"
 #include "device.cuh"
-#include "gpu_test_util.hpp"
 #include "input.hpp"
-#include "segmented.cuh"
-#include "segments.hpp"
+#include "tests/gpu_test_util.hpp"
 
 namespace {
 
 using reduce::Pattern;
-using seg::Offsets;
+using step13::Offsets;
 
 // The input on both sides and one launcher's outputs, run `runs` times; the outputs are poisoned with
 // NaN before each run, and every run must give the bits of the first.
@@ -32,7 +32,7 @@ struct Case {
 
   Case(std::int64_t n, Offsets o, Pattern p, std::uint64_t seed = 1)
       : host(n), offsets(std::move(o)), in(n), d_offsets(offsets.size()) {
-    seg::validate_offsets(offsets, n);
+    step13::validate_offsets(offsets, n);
     reduce::fill_input(host.data(), n, p, seed);
     CUDA_CHECK(cudaMemcpy(in.get(), host.data(), in.bytes(), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(d_offsets.get(), offsets.data(), d_offsets.bytes(), cudaMemcpyHostToDevice));
@@ -46,9 +46,9 @@ struct Case {
   enum class Who { suite, cub, cub35 };
   std::vector<float> run(Who who = Who::suite, int runs = 1, std::int64_t fixed = 0) const {
     const std::int64_t n = static_cast<std::int64_t>(host.size()), s = segments();
-    reduce::DeviceBuffer<unsigned char> scratch(who == Who::cub     ? seg::cub_scratch_bytes(s)
-                                                : who == Who::cub35 ? seg::cub35::scratch_bytes(s, fixed)
-                                                                    : seg::scratch_bytes(n));
+    reduce::DeviceBuffer<unsigned char> scratch(who == Who::cub     ? step13::cub_scratch_bytes(s)
+                                                : who == Who::cub35 ? step13::cub35::scratch_bytes(s, fixed)
+                                                                    : step13::scratch_bytes(n));
     if (scratch.bytes() > 0) CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));  // the suite's launchers need it zeroed
     reduce::DeviceBuffer<float> out(s);
     std::vector<float> first(s), again(s);
@@ -57,13 +57,13 @@ struct Case {
       const reduce::Scratch sc{scratch.get(), scratch.bytes()};
       switch (who) {
         case Who::suite:
-          CUDA_CHECK(fixed > 0 ? seg::launch_fixed(in.get(), n, fixed, s, out.get(), sc, nullptr)
-                               : seg::launch(in.get(), n, d_offsets.get(), s, out.get(), sc, nullptr));
+          CUDA_CHECK(fixed > 0 ? step13::launch_fixed(in.get(), n, fixed, s, out.get(), sc, nullptr)
+                               : step13::launch(in.get(), n, d_offsets.get(), s, out.get(), sc, nullptr));
           break;
-        case Who::cub: CUDA_CHECK(seg::launch_cub(in.get(), d_offsets.get(), s, out.get(), sc, nullptr)); break;
+        case Who::cub: CUDA_CHECK(step13::launch_cub(in.get(), d_offsets.get(), s, out.get(), sc, nullptr)); break;
         case Who::cub35:
-          CUDA_CHECK(fixed > 0 ? seg::cub35::sum_fixed(in.get(), s, fixed, out.get(), sc.data, sc.bytes, nullptr)
-                               : seg::cub35::sum(in.get(), d_offsets.get(), s, out.get(), sc.data, sc.bytes, nullptr));
+          CUDA_CHECK(fixed > 0 ? step13::cub35::sum_fixed(in.get(), s, fixed, out.get(), sc.data, sc.bytes, nullptr)
+                               : step13::cub35::sum(in.get(), d_offsets.get(), s, out.get(), sc.data, sc.bytes, nullptr));
           break;
       }
       CUDA_CHECK(cudaDeviceSynchronize());
@@ -76,7 +76,7 @@ struct Case {
 
   void expect_correct(Pattern p, Who who = Who::suite, int runs = 1, std::int64_t fixed = 0) const {
     const std::vector<float> out = run(who, runs, fixed);
-    const seg::SegmentsCheck c = seg::check_segments(host.data(), offsets, out.data(), p);
+    const step13::SegmentsCheck c = step13::check_segments(host.data(), offsets, out.data(), p);
     EXPECT_EQ(c.wrong, 0) << (who == Who::cub ? "CUB: " : who == Who::cub35 ? "CUB 3.5: " : "")
                           << (fixed > 0 ? "fixed size " + std::to_string(fixed) + ": " : std::string())
                           << "first wrong segment " << c.first_wrong << " of " << segments()
@@ -90,10 +90,10 @@ class EveryDistribution : public ::testing::TestWithParam<std::tuple<const char*
 TEST_P(EveryDistribution, MatchesTheReferenceAndCub) {
   SKIP_WITHOUT_GPU();
   const auto [name, n, p] = GetParam();
-  const Case c(n, seg::make_offsets(name, n, 5), p);
+  const Case c(n, step13::make_offsets(name, n, 5), p);
   c.expect_correct(p);
   c.expect_correct(p, Case::Who::cub);
-  if (seg::cub35::available()) c.expect_correct(p, Case::Who::cub35);
+  if (step13::cub35::available()) c.expect_correct(p, Case::Who::cub35);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -111,7 +111,7 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
-// Both places of the tiles' search (seg::Search) on every distribution, at a size where automatic picks
+// Both places of the tiles' search (step13::Search) on every distribution, at a size where automatic picks
 // the kernel for some distributions and the blocks for others: the same bits either way, since the search
 // only finds where each tile's segments begin.
 class BothSearches : public ::testing::TestWithParam<const char*> {};
@@ -120,17 +120,17 @@ class BothSearches : public ::testing::TestWithParam<const char*> {};
 void expect_both_searches_agree(const Case& c, Pattern p) {
   const std::int64_t n = static_cast<std::int64_t>(c.host.size()), s = c.segments();
   std::vector<float> outs[2];
-  const seg::Search searches[2] = {seg::Search::kernel, seg::Search::block};
+  const step13::Search searches[2] = {step13::Search::kernel, step13::Search::block};
   for (int k = 0; k < 2; ++k) {
-    reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes(n));
+    reduce::DeviceBuffer<unsigned char> scratch(step13::scratch_bytes(n));
     CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));
     reduce::DeviceBuffer<float> out(s);
     CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
-    CUDA_CHECK(seg::launch(c.in.get(), n, c.d_offsets.get(), s, out.get(), {scratch.get(), scratch.bytes()}, nullptr,
+    CUDA_CHECK(step13::launch(c.in.get(), n, c.d_offsets.get(), s, out.get(), {scratch.get(), scratch.bytes()}, nullptr,
                            searches[k]));
     outs[k].resize(s);
     CUDA_CHECK(cudaMemcpy(outs[k].data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
-    const seg::SegmentsCheck check = seg::check_segments(c.host.data(), c.offsets, outs[k].data(), p);
+    const step13::SegmentsCheck check = step13::check_segments(c.host.data(), c.offsets, outs[k].data(), p);
     EXPECT_EQ(check.wrong, 0) << (k == 0 ? "kernel" : "block") << ": first wrong segment " << check.first_wrong
                               << " of " << s;
   }
@@ -140,7 +140,7 @@ void expect_both_searches_agree(const Case& c, Pattern p) {
 TEST_P(BothSearches, GiveTheSameBits) {
   SKIP_WITHOUT_GPU();
   const std::int64_t n = (std::int64_t{1} << 22) + 3;
-  expect_both_searches_agree(Case(n, seg::make_offsets(GetParam(), n, 7), Pattern::mixed), Pattern::mixed);
+  expect_both_searches_agree(Case(n, step13::make_offsets(GetParam(), n, 7), Pattern::mixed), Pattern::mixed);
 }
 
 // The blocks' two ways of searching meet at kBlockProbes offsets (all loaded at once up to it, round by
@@ -150,8 +150,8 @@ TEST_P(BothSearches, GiveTheSameBits) {
 // and in the last tile, a segment ending on a tile boundary, one over several tiles.
 TEST(BothSearches, AroundTheBlockProbesLimit) {
   SKIP_WITHOUT_GPU();
-  const std::int64_t t = seg::kTile, n = 40 * t + 5;
-  for (const std::int64_t s : {seg::kBlockProbes - 1, seg::kBlockProbes, seg::kBlockProbes + 1})
+  const std::int64_t t = step13::kTile, n = 40 * t + 5;
+  for (const std::int64_t s : {step13::kBlockProbes - 1, step13::kBlockProbes, step13::kBlockProbes + 1})
     for (const std::int64_t uncovered : {std::int64_t{2}, 3 * t + 2}) {
       Offsets o{3};
       for (std::int64_t k = 0; k < s; ++k) {
@@ -189,7 +189,7 @@ TEST(Segmented, NoSegments) {
 
 TEST(Segmented, EmptySegmentsGiveZero) {
   SKIP_WITHOUT_GPU();
-  const std::int64_t t = seg::kTile;
+  const std::int64_t t = step13::kTile;
   Case(0, {0, 0, 0}, Pattern::integers).expect_correct(Pattern::integers);
   for (const Offsets& o : {Offsets{0, 0, 0, 5, 5, 100, 100}, Offsets{0, 100, 100, 100}, Offsets{100, 100},
                            Offsets{0, 0, 3 * t + 7, 3 * t + 7, 3 * t + 7, 5 * t, 5 * t}}) {
@@ -214,7 +214,7 @@ TEST(Segmented, MisalignedStartsAndOddN) {
   SKIP_WITHOUT_GPU();
   // Every start modulo 4, lengths around each tier bound, n not a multiple of 4, floats before
   // offsets[0] and after offsets[S] in no segment.
-  const std::int64_t t = seg::kTile;
+  const std::int64_t t = step13::kTile;
   const std::int64_t bounds[] = {1, 3, 15, 16, 17, 31, 32, 33, 2047, 2048, 2049, t - 1, t, t + 1, 4 * t + 3, 40001};
   for (std::int64_t start = 0; start < 4; ++start) {
     Offsets o{start};
@@ -228,7 +228,7 @@ TEST(Segmented, SegmentsAroundTileBoundaries) {
   SKIP_WITHOUT_GPU();
   // Long segments that begin and end exactly on, just before and just after tile lengths, next to each
   // other and to short ones.
-  const std::int64_t t = seg::kTile;
+  const std::int64_t t = step13::kTile;
   const Offsets cases[] = {
       {0, t, 2 * t, 3 * t},  {0, t + 1, 2 * t + 2, 5 * t},  {0, t - 1, 2 * t + 1, 2 * t + 2, 6 * t},
       {0, 1, t + 2, 3 * t - 1, 3 * t, 7 * t + 5}, {0, 2 * t - 1, 2 * t, 2 * t + 1, 4 * t + 1, 4 * t + 2}};
@@ -250,10 +250,10 @@ TEST(Segmented, DeterministicAcrossRuns) {
   SKIP_WITHOUT_GPU();
   for (const char* name : {"powerlaw", "uniform32", "whole"}) {
     const std::int64_t n = (std::int64_t{1} << 24) + 1;
-    Case(n, seg::make_offsets(name, n, 3), Pattern::uniform).expect_correct(Pattern::uniform, Case::Who::suite, 20);
+    Case(n, step13::make_offsets(name, n, 3), Pattern::uniform).expect_correct(Pattern::uniform, Case::Who::suite, 20);
   }
   const std::int64_t n = (std::int64_t{1} << 24) + 3;
-  Case(n, seg::fixed_offsets(n, 16), Pattern::uniform).expect_correct(Pattern::uniform, Case::Who::suite, 20, 16);
+  Case(n, step13::fixed_offsets(n, 16), Pattern::uniform).expect_correct(Pattern::uniform, Case::Who::suite, 20, 16);
 }
 
 // The most batches a tile can list for its warps: every batch of 32 segments holds one segment of
@@ -264,11 +264,11 @@ TEST(Segmented, EveryBatchWithOneSegmentPastTheThreadTier) {
   SKIP_WITHOUT_GPU();
   for (std::int64_t shift : {0, 1, 17, 40}) {
     Offsets o{shift};
-    while (o.back() < 3 * seg::kTile) {
-      o.push_back(o.back() + seg::kThreadMax + 1);
+    while (o.back() < 3 * step13::kTile) {
+      o.push_back(o.back() + step13::kThreadMax + 1);
       for (int k = 0; k < 31; ++k) o.push_back(o.back());
     }
-    for (int k = 0; k < 2000; ++k) o.push_back(o.back() + seg::kThreadMax);
+    for (int k = 0; k < 2000; ++k) o.push_back(o.back() + step13::kThreadMax);
     Case(o.back() + 5, o, Pattern::integers).expect_correct(Pattern::integers);
   }
 }
@@ -277,7 +277,7 @@ TEST(Segmented, EveryBatchWithOneSegmentPastTheThreadTier) {
 // the end (the last tile owns the empty segments that begin at n).
 TEST(Segmented, LongRunsOfEmptySegments) {
   SKIP_WITHOUT_GPU();
-  const std::int64_t n = 3 * seg::kTile + 5;
+  const std::int64_t n = 3 * step13::kTile + 5;
   Offsets o;
   for (std::int64_t k = 0; k < 300000; ++k) o.push_back(0);
   o.push_back(1000);
@@ -299,10 +299,10 @@ class FixedSize : public ::testing::TestWithParam<std::tuple<std::int64_t, std::
 TEST_P(FixedSize, MatchesTheReferenceAndCub) {
   SKIP_WITHOUT_GPU();
   const auto [n, len] = GetParam();
-  const Case c(n, seg::fixed_offsets(n, len), Pattern::integers, 11);
+  const Case c(n, step13::fixed_offsets(n, len), Pattern::integers, 11);
   c.expect_correct(Pattern::integers, Case::Who::suite, 2, len);
   c.expect_correct(Pattern::integers, Case::Who::cub);
-  if (seg::cub35::available()) c.expect_correct(Pattern::integers, Case::Who::cub35, 1, len);
+  if (step13::cub35::available()) c.expect_correct(Pattern::integers, Case::Who::cub35, 1, len);
 }
 
 // Every (n, L) pair with at least one whole segment: L > n has nothing to sum and is refused by the
@@ -312,8 +312,8 @@ std::vector<std::tuple<std::int64_t, std::int64_t>> fixed_size_cases() {
   for (const std::int64_t n : {std::int64_t{1}, std::int64_t{1001}, std::int64_t{100003}, (std::int64_t{1} << 22) + 3})
     for (const std::int64_t len : {std::int64_t{1}, std::int64_t{3}, std::int64_t{4}, std::int64_t{8}, std::int64_t{12},
                                    std::int64_t{16}, std::int64_t{17}, std::int64_t{24}, std::int64_t{32},
-                                   std::int64_t{1000}, std::int64_t{1024}, std::int64_t{seg::kTile - 1},
-                                   std::int64_t{seg::kTile + 1}, std::int64_t{1} << 20})
+                                   std::int64_t{1000}, std::int64_t{1024}, std::int64_t{step13::kTile - 1},
+                                   std::int64_t{step13::kTile + 1}, std::int64_t{1} << 20})
       if (len <= n) cases.emplace_back(n, len);
   return cases;
 }
@@ -335,14 +335,14 @@ TEST(Segmented, FixedSizeMisalignedInput) {
   CUDA_CHECK(cudaMemcpy(in.get(), host.data(), in.bytes(), cudaMemcpyHostToDevice));
   for (std::int64_t len : {1, 16, 1000}) {
     const std::int64_t m = n - 1, s = m / len;
-    reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes(m));
+    reduce::DeviceBuffer<unsigned char> scratch(step13::scratch_bytes(m));
     CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));
     reduce::DeviceBuffer<float> out(s);
-    CUDA_CHECK(seg::launch_fixed(in.get() + 1, m, len, s, out.get(), {scratch.get(), scratch.bytes()}, nullptr));
+    CUDA_CHECK(step13::launch_fixed(in.get() + 1, m, len, s, out.get(), {scratch.get(), scratch.bytes()}, nullptr));
     std::vector<float> got(s);
     CUDA_CHECK(cudaMemcpy(got.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
-    const seg::SegmentsCheck c =
-        seg::check_segments(host.data() + 1, seg::fixed_offsets(m, len), got.data(), Pattern::integers);
+    const step13::SegmentsCheck c =
+        step13::check_segments(host.data() + 1, step13::fixed_offsets(m, len), got.data(), Pattern::integers);
     EXPECT_EQ(c.wrong, 0) << "L = " << len << ": first wrong segment " << c.first_wrong;
   }
 }
@@ -350,12 +350,12 @@ TEST(Segmented, FixedSizeMisalignedInput) {
 TEST(Segmented, FixedSizeRefusesBadArguments) {
   SKIP_WITHOUT_GPU();
   reduce::DeviceBuffer<float> in(100), out(10);
-  reduce::DeviceBuffer<unsigned char> scratch(seg::scratch_bytes(100));
+  reduce::DeviceBuffer<unsigned char> scratch(step13::scratch_bytes(100));
   const reduce::Scratch sc{scratch.get(), scratch.bytes()};
-  EXPECT_EQ(seg::launch_fixed(in.get(), 100, 11, 10, out.get(), sc, nullptr), cudaErrorInvalidValue);  // 110 > n
-  EXPECT_EQ(seg::launch_fixed(in.get(), 100, 0, 10, out.get(), sc, nullptr), cudaErrorInvalidValue);
-  EXPECT_EQ(seg::launch_fixed(in.get(), 100, 10, 10, out.get(), {scratch.get(), 1}, nullptr), cudaErrorInvalidValue);
-  EXPECT_EQ(seg::launch_fixed(in.get(), 100, 10, 0, out.get(), sc, nullptr), cudaSuccess);  // nothing to do
+  EXPECT_EQ(step13::launch_fixed(in.get(), 100, 11, 10, out.get(), sc, nullptr), cudaErrorInvalidValue);  // 110 > n
+  EXPECT_EQ(step13::launch_fixed(in.get(), 100, 0, 10, out.get(), sc, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(step13::launch_fixed(in.get(), 100, 10, 10, out.get(), {scratch.get(), 1}, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(step13::launch_fixed(in.get(), 100, 10, 0, out.get(), sc, nullptr), cudaSuccess);  // nothing to do
 }
 
 TEST(SegmentedHuge, OneSegmentOver2To31) {
@@ -374,10 +374,10 @@ TEST(SegmentedHuge, ShortSegmentsBeyond2To31) {
   // Segments of 1000 in the fixed-size mode (the last ones begin past 2^31 floats), then uniform32's
   // offsets, whose values pass 2^31.
   {
-    const Case c(n, seg::fixed_offsets(n, 1000), Pattern::integers);
+    const Case c(n, step13::fixed_offsets(n, 1000), Pattern::integers);
     c.expect_correct(Pattern::integers, Case::Who::suite, 1, 1000);
   }
-  const Case c(n, seg::make_offsets("uniform32", n, 2), Pattern::integers);
+  const Case c(n, step13::make_offsets("uniform32", n, 2), Pattern::integers);
   c.expect_correct(Pattern::integers);
 }
 

@@ -1,5 +1,5 @@
 // 13_segmented on the GPU, property-based (tests/property.hpp): layouts generated from seeds, summed by
-// seg::launch (each place of the search) and seg::launch_fixed, each twice back to back, and compared
+// step13::launch (each place of the search) and step13::launch_fixed, each twice back to back, and compared
 // for exact equality with integer sums. The layouts mix runs of 0-3 floats, runs near each tier bound
 // (kThreadMax, kWarpMax, kTile, +-1), segments of a tile +-1 and of several tiles, long runs of empty
 // segments, and one or two segments of 10^6-10^7 floats among many short ones; floats before
@@ -19,24 +19,24 @@
 #include <string>
 #include <vector>
 
+#include "13_segmented/segmented.cuh"
 #include "device.cuh"
-#include "gpu_test_util.hpp"
-#include "property.hpp"
-#include "segmented.cuh"
+#include "tests/gpu_test_util.hpp"
+#include "tests/property.hpp"
 
 namespace {
 
 constexpr std::int64_t kMaxN = std::int64_t{1} << 25;  // floats of the largest case
 constexpr std::int64_t kPad = 4;                        // NaN floats before (misalignment) and after the input
-constexpr std::int64_t kTile = seg::kTile;
+constexpr std::int64_t kTile = step13::kTile;
 
 struct Layout {
   std::vector<std::int64_t> lengths;  // the segments' lengths; with `fixed` > 0 each equal to it
   std::int64_t start = 0;             // offsets[0]: the floats before it are in no segment
   std::int64_t tail = 0;              // floats after offsets[S], in no segment
   std::int64_t misalign = 0;          // the input begins this many floats past a 16-byte boundary
-  seg::Search search = seg::Search::automatic;
-  std::int64_t fixed = 0;             // > 0: seg::launch_fixed with this segment size
+  step13::Search search = step13::Search::automatic;
+  std::int64_t fixed = 0;             // > 0: step13::launch_fixed with this segment size
   std::uint64_t salt = 0;             // which integers the input holds
 
   std::int64_t covered() const { return std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0}); }
@@ -47,8 +47,8 @@ struct Layout {
   }
 };
 
-const char* search_name(seg::Search s) {
-  return s == seg::Search::kernel ? "kernel" : s == seg::Search::block ? "block" : "automatic";
+const char* search_name(step13::Search s) {
+  return s == step13::Search::kernel ? "kernel" : s == step13::Search::block ? "block" : "automatic";
 }
 
 // One line that names the case: its shape, then the lengths run-length encoded ("LxK": K of L floats).
@@ -135,8 +135,8 @@ class Runner {
         CUDA_CHECK(cudaMemsetAsync(out_.get(), 0xFF, out.size() * sizeof(float), stream_.get()));  // NaN
       const reduce::Scratch sc{scratch_.get(), scratch_.bytes()};
       const cudaError_t e =
-          c.fixed > 0 ? seg::launch_fixed(in_.get() + c.misalign, n, c.fixed, segments, out_.get(), sc, stream_.get())
-                      : seg::launch(in_.get() + c.misalign, n, offsets_.get(), segments, out_.get(), sc, stream_.get(),
+          c.fixed > 0 ? step13::launch_fixed(in_.get() + c.misalign, n, c.fixed, segments, out_.get(), sc, stream_.get())
+                      : step13::launch(in_.get() + c.misalign, n, offsets_.get(), segments, out_.get(), sc, stream_.get(),
                                     c.search);
       if (e != cudaSuccess) return std::string("the launch returned ") + cudaGetErrorString(e);
       if (const cudaError_t s = cudaStreamSynchronize(stream_.get()); s != cudaSuccess)
@@ -156,7 +156,7 @@ class Runner {
   }
 
   reduce::DeviceBuffer<float> in_{static_cast<std::size_t>(kMaxN + 2 * kPad)};
-  reduce::DeviceBuffer<unsigned char> scratch_{seg::scratch_bytes(kMaxN)};
+  reduce::DeviceBuffer<unsigned char> scratch_{step13::scratch_bytes(kMaxN)};
   reduce::DeviceBuffer<std::int64_t> offsets_;
   reduce::DeviceBuffer<float> out_;
   reduce::Stream stream_;
@@ -182,7 +182,7 @@ std::vector<std::int64_t> mixed_lengths(prop::Rng& rng, std::int64_t budget) {
         for (std::int64_t k = uniform(rng, 1, 5000); k > 0; --k) add(uniform(rng, 0, 3));
         break;
       case 1: {  // around a tier's bound
-        const std::int64_t bound = prop::pick<std::int64_t>(rng, {seg::kThreadMax, seg::kWarpMax, kTile});
+        const std::int64_t bound = prop::pick<std::int64_t>(rng, {step13::kThreadMax, step13::kWarpMax, kTile});
         for (std::int64_t k = runs; k > 0; --k) add(bound + uniform(rng, -1, 1));
         break;
       }
@@ -200,7 +200,7 @@ std::vector<std::int64_t> mixed_lengths(prop::Rng& rng, std::int64_t budget) {
         break;
       case 5:  // one just past the thread tier, then empty ones: a batch for all warps
         for (std::int64_t k = runs; k > 0; --k) {
-          add(seg::kThreadMax + 1);
+          add(step13::kThreadMax + 1);
           for (int e = uniform(rng, 0, 31); e > 0; --e) add(0);
         }
         break;
@@ -212,9 +212,9 @@ std::vector<std::int64_t> mixed_lengths(prop::Rng& rng, std::int64_t budget) {
   return v;
 }
 
-// A layout for seg::launch: one of the report's shape (many of 1-3 floats, then one of 10^6-10^7), or a
+// A layout for step13::launch: one of the report's shape (many of 1-3 floats, then one of 10^6-10^7), or a
 // mixture of runs of up to 2^23 floats, a quarter of them with one or two of 10^6-10^7 floats among them.
-Layout random_layout(prop::Rng& rng, seg::Search search) {
+Layout random_layout(prop::Rng& rng, step13::Search search) {
   using prop::uniform;
   Layout c;
   c.search = search;
@@ -238,7 +238,7 @@ Layout random_layout(prop::Rng& rng, seg::Search search) {
   return c;
 }
 
-// A layout for seg::launch_fixed: a segment size from short (the one-thread kernels at 4..32 floats
+// A layout for step13::launch_fixed: a segment size from short (the one-thread kernels at 4..32 floats
 // on aligned input), around each bound, up to 10^7; n leaves 0 to L - 1 floats, or a few, in none.
 Layout random_fixed(prop::Rng& rng) {
   using prop::uniform;
@@ -253,7 +253,7 @@ Layout random_fixed(prop::Rng& rng) {
       c.fixed = 4 * uniform(rng, 1, 8);
       break;
     case 2:
-      c.fixed = prop::pick<std::int64_t>(rng, {seg::kThreadMax, seg::kWarpMax, kTile}) + uniform(rng, -1, 1);
+      c.fixed = prop::pick<std::int64_t>(rng, {step13::kThreadMax, step13::kWarpMax, kTile}) + uniform(rng, -1, 1);
       break;
     case 3:
       c.fixed = uniform(rng, 2, 5) * kTile + uniform(rng, -1, 1);
@@ -330,17 +330,17 @@ void expect_property(const std::string& name, const std::function<Layout(prop::R
 
 TEST(SegmentedProperty, KernelSearchGivesExactSums) {
   SKIP_WITHOUT_GPU();
-  expect_property("launch_kernel_search", [](prop::Rng& rng) { return random_layout(rng, seg::Search::kernel); });
+  expect_property("launch_kernel_search", [](prop::Rng& rng) { return random_layout(rng, step13::Search::kernel); });
 }
 
 TEST(SegmentedProperty, BlockSearchGivesExactSums) {
   SKIP_WITHOUT_GPU();
-  expect_property("launch_block_search", [](prop::Rng& rng) { return random_layout(rng, seg::Search::block); });
+  expect_property("launch_block_search", [](prop::Rng& rng) { return random_layout(rng, step13::Search::block); });
 }
 
 TEST(SegmentedProperty, AutomaticSearchGivesExactSums) {
   SKIP_WITHOUT_GPU();
-  expect_property("launch_automatic_search", [](prop::Rng& rng) { return random_layout(rng, seg::Search::automatic); });
+  expect_property("launch_automatic_search", [](prop::Rng& rng) { return random_layout(rng, step13::Search::automatic); });
 }
 
 TEST(SegmentedProperty, FixedSizeGivesExactSums) {
@@ -366,7 +366,7 @@ TEST(SegmentedProperty, LongSegmentAfterAMillionShortOnes) {
   runner.zero_scratch();
   EXPECT_EQ(runner.run(reported(0)), "") << "on a fresh scratch";
   Layout before;  // many short segments over kMaxN floats, the search in its own kernel
-  before.search = seg::Search::kernel;
+  before.search = step13::Search::kernel;
   before.salt = 45;
   while (before.n() + 200 <= kMaxN)
     before.lengths.push_back(static_cast<std::int64_t>(before.lengths.size() * 37 % 201));

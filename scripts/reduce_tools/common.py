@@ -225,7 +225,7 @@ def read_beyond(path=None):
 
 
 def read_beyond_demo(path=None):
-    """beyond.txt as {step: demo n or None}, in order: "NN_name [DEMO_N]" per line, # comments. The demo
+    """beyond.txt as {step: demo n or None}, in order: "NN_name [DEMO_N] [uses STEP...]" per line. The demo
     n is the one the step's README's small table shows."""
     path = Path(path or ROOT / "beyond.txt")
     if not os.path.lexists(path):
@@ -233,10 +233,12 @@ def read_beyond_demo(path=None):
     steps = {}
     for number, line in enumerate(read_text(path).splitlines(), 1):
         words = line.split("#", 1)[0].split()
+        if "uses" in words:  # the steps it builds on: CMake's (CMakeLists.txt links their libraries)
+            words = words[: words.index("uses")]
         if not words:
             continue
         if len(words) > 2:
-            raise Failure(f"{path}:{number}: expected 'NN_name [DEMO_N]', got {quote(line.strip())}")
+            raise Failure(f"{path}:{number}: expected 'NN_name [DEMO_N] [uses STEP...]', got {quote(line.strip())}")
         try:
             steps[words[0]] = parse_count(words[1], f"{path.name}:{number}: demo n") if len(words) == 2 else None
         except UsageError as e:

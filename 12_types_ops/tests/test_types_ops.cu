@@ -11,10 +11,10 @@
 #include <tuple>
 #include <vector>
 
+#include "12_types_ops/types_ops.cuh"
 #include "device.cuh"
-#include "gpu_test_util.hpp"
 #include "input.hpp"
-#include "types_ops.cuh"
+#include "tests/gpu_test_util.hpp"
 
 namespace reduce {
 // Test names and failure messages show a type and an operator by name.

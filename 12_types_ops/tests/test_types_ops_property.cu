@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "12_types_ops/types_ops.cuh"
 #include "device.cuh"
-#include "gpu_test_util.hpp"
 #include "input.hpp"
-#include "property.hpp"
-#include "types_ops.cuh"
+#include "tests/gpu_test_util.hpp"
+#include "tests/property.hpp"
 
 namespace {
 

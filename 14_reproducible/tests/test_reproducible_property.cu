@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "bits.hpp"
+#include "14_reproducible/bits.hpp"
+#include "14_reproducible/reproducible.cuh"
 #include "device.cuh"
 #include "exact_sum.hpp"
-#include "gpu_test_util.hpp"
 #include "input.hpp"
-#include "property.hpp"
-#include "reproducible.cuh"
+#include "tests/gpu_test_util.hpp"
+#include "tests/property.hpp"
 
 namespace {
 
@@ -75,7 +75,7 @@ std::int64_t random_n(prop::Rng& rng) {
     case 1: return near(std::int64_t{1} << prop::uniform(rng, 0, 24));
     case 2: {
       const std::int64_t size = std::int64_t{1} << prop::uniform(rng, 24 - 10, 24);  // a round is 2^9, tiles go to 2^14
-      const std::int64_t unit = repro::tile_elements(size) >> prop::uniform(rng, 0, repro::kLog2Slices + 1);
+      const std::int64_t unit = step14::tile_elements(size) >> prop::uniform(rng, 0, step14::kLog2Slices + 1);
       return near(unit * prop::uniform(rng, 1, std::max<std::int64_t>(1, size / unit)));
     }
     default:
@@ -137,18 +137,18 @@ std::uint32_t bits_of(float v) {
 // sums combined apart (the multi-GPU API, all on this GPU).
 float sum_in_shards(const std::vector<float>& x, const Case& c, const reduce::LaunchConfig& cfg, cudaStream_t stream) {
   const std::int64_t n = c.n;
-  reduce::DeviceBuffer<float> sums(std::max<std::int64_t>(repro::num_tiles(n), 1)), out(1);
+  reduce::DeviceBuffer<float> sums(std::max<std::int64_t>(step14::num_tiles(n), 1)), out(1);
   std::vector<reduce::DeviceBuffer<float>> shards;
   for (int r = 0; r < c.ranks; ++r) {
-    const repro::TileRange t = repro::shard_tiles(n, c.ranks, r);
-    const std::int64_t count = repro::shard_elements(n, t);
+    const step14::TileRange t = step14::shard_tiles(n, c.ranks, r);
+    const std::int64_t count = step14::shard_elements(n, t);
     shards.emplace_back(count);
     if (count > 0)
-      CUDA_CHECK(cudaMemcpyAsync(shards.back().get(), x.data() + repro::shard_begin(n, t), count * sizeof(float),
+      CUDA_CHECK(cudaMemcpyAsync(shards.back().get(), x.data() + step14::shard_begin(n, t), count * sizeof(float),
                                  cudaMemcpyHostToDevice, stream));
-    CUDA_CHECK(repro::sum_shard_tiles(shards.back().get(), n, t.first, t.count, sums.get() + t.first, cfg, stream));
+    CUDA_CHECK(step14::sum_shard_tiles(shards.back().get(), n, t.first, t.count, sums.get() + t.first, cfg, stream));
   }
-  CUDA_CHECK(repro::combine_tile_sums(sums.get(), n, out.get(), stream));
+  CUDA_CHECK(step14::combine_tile_sums(sums.get(), n, out.get(), stream));
   float got = 0;
   CUDA_CHECK(cudaMemcpyAsync(&got, out.get(), sizeof got, cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -159,7 +159,7 @@ std::string verify(const Case& c, int sms) {
   const std::int64_t n = c.n;
   const std::vector<float> x = input_of(c);
   const reduce::LaunchConfig chosen{c.block, 0, sms, c.grid}, standard{kDefaultBlock, 0, sms, 0};
-  const std::size_t bytes = repro::scratch_bytes(n, chosen);
+  const std::size_t bytes = step14::scratch_bytes(n, chosen);
   reduce::DeviceBuffer<float> aligned(n), shifted(n + c.offset), out(2);
   reduce::DeviceBuffer<unsigned char> scratch(bytes);
   reduce::Stream stream;
@@ -169,8 +169,8 @@ std::string verify(const Case& c, int sms) {
   }
   CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, bytes, stream.get()));
   CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream.get()));  // NaN: an unwritten result fails
-  CUDA_CHECK(repro::launch(aligned.get(), n, out.get(), {scratch.get(), bytes}, standard, stream.get()));
-  CUDA_CHECK(repro::launch(shifted.get() + c.offset, n, out.get() + 1, {scratch.get(), bytes}, chosen, stream.get()));
+  CUDA_CHECK(step14::launch(aligned.get(), n, out.get(), {scratch.get(), bytes}, standard, stream.get()));
+  CUDA_CHECK(step14::launch(shifted.get() + c.offset, n, out.get() + 1, {scratch.get(), bytes}, chosen, stream.get()));
   float got[2];
   std::vector<unsigned char> back(bytes);
   CUDA_CHECK(cudaMemcpyAsync(got, out.get(), sizeof got, cudaMemcpyDeviceToHost, stream.get()));
@@ -178,16 +178,16 @@ std::string verify(const Case& c, int sms) {
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
 
   std::ostringstream why;
-  const float single = got[0], model = repro::model_sum(x.data(), n);
+  const float single = got[0], model = step14::model_sum(x.data(), n);
   if (bits_of(got[1]) != bits_of(single))
-    why << "this launch gave " << repro::bits_text(got[1]) << ", the default launch " << repro::bits_text(single) << "; ";
+    why << "this launch gave " << step14::bits_text(got[1]) << ", the default launch " << step14::bits_text(single) << "; ";
   if (c.ranks > 0) {
     const float shards = sum_in_shards(x, c, chosen, stream.get());
     if (bits_of(shards) != bits_of(single))
-      why << c.ranks << " shards gave " << repro::bits_text(shards) << ", the single launch " << repro::bits_text(single) << "; ";
+      why << c.ranks << " shards gave " << step14::bits_text(shards) << ", the single launch " << step14::bits_text(single) << "; ";
   }
   if (std::isnan(model) ? !std::isnan(single) : bits_of(model) != bits_of(single))
-    why << "the single launch gave " << repro::bits_text(single) << ", the order's model " << repro::bits_text(model) << "; ";
+    why << "the single launch gave " << step14::bits_text(single) << ", the order's model " << step14::bits_text(model) << "; ";
   // Small integers: sum |x| at most 2^24 bounds every partial sum, so every order's sum is exact.
   if (c.pattern == Pattern::integers && !c.mirrored && 4 * n <= (1 << 24)) {
     const float exact = reduce::exact_sum(x.data(), n).to_float();
@@ -205,7 +205,7 @@ TEST(ReproducibleProperty, AnyLaunchGivesTheDefaultLaunchsAndTheModelsBits) {
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   std::vector<std::int64_t> worth(kBlocks.size());
   for (std::size_t k = 0; k < kBlocks.size(); ++k)  // 2^50 elements: enough tiles to fill any GPU
-    ASSERT_EQ(repro::default_grid(std::int64_t{1} << 50, reduce::LaunchConfig{kBlocks[k], 0, sms}, &worth[k]), cudaSuccess);
+    ASSERT_EQ(step14::default_grid(std::int64_t{1} << 50, reduce::LaunchConfig{kBlocks[k], 0, sms}, &worth[k]), cudaSuccess);
   prop::check<Case>(
       "14_reproducible", 240, [&](prop::Rng& rng) { return generate(rng, worth); },
       [&](const Case& c) { return reduce_test::verify_on_gpu([&] { return verify(c, sms); }); }, smaller, describe);

@@ -15,17 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "bits.hpp"
-#include "cub_gpu_to_gpu.hpp"
+#include "14_reproducible/bits.hpp"
+#include "14_reproducible/cub_gpu_to_gpu.hpp"
+#include "14_reproducible/reproducible.cuh"
 #include "device.cuh"
 #include "exact_sum.hpp"
-#include "gpu_test_util.hpp"
 #include "input.hpp"
-#include "reproducible.cuh"
-
-namespace step10 {
-extern const reduce::Step kStep;
-}
+#include "steps.hpp"  // step10::kStep
+#include "tests/gpu_test_util.hpp"
 
 namespace {
 
@@ -132,15 +129,15 @@ TEST_P(GridAndBlock, GiveTheModelsBitsForEveryPattern) {
   const auto cfgs = every_grid_and_block();
   for (Kind k : {Kind::uniform, Kind::mixed, Kind::integers, Kind::cancelling}) {
     const std::vector<float> host = make_input(n, k);
-    const float model = repro::model_sum(host.data(), n);
+    const float model = step14::model_sum(host.data(), n);
     DeviceInput in(host, n);
-    const std::vector<float> got = run_all(repro::kStep, in.get(), n, cfgs);
+    const std::vector<float> got = run_all(step14::kStep, in.get(), n, cfgs);
     int differ = 0;
     for (std::size_t c = 0; c < cfgs.size(); ++c)
       if (bits_of(got[c]) != bits_of(model) && differ++ < 3)
         ADD_FAILURE() << "n=" << n << " " << name_of(k) << " grid=" << cfgs[c].grid << " block=" << cfgs[c].block
-                      << ": " << repro::bits_text(got[c]) << " (" << got[c] << "), the order's model gives "
-                      << repro::bits_text(model) << " (" << model << ")";
+                      << ": " << step14::bits_text(got[c]) << " (" << got[c] << "), the order's model gives "
+                      << step14::bits_text(model) << " (" << model << ")";
     EXPECT_EQ(differ, 0) << "n=" << n << " " << name_of(k) << ": " << differ << " of " << cfgs.size()
                          << " launches differ";
     if (k == Kind::integers) EXPECT_EQ(model, reduce::exact_sum(host.data(), n).to_float()) << "n=" << n;
@@ -161,13 +158,13 @@ TEST(Grid, OneBlockPerTileAtMostTheDevicesWorthTilesSpreadEvenly) {
   std::int64_t full = 0, grid = 0;
   // 2^30 tiles (n = 2^50, only counted): the even spread over the fewest rounds is then exactly the
   // device's worth, SMs x resident blocks per SM, for any GPU of fewer than 2^15 resident blocks.
-  ASSERT_EQ(repro::default_grid(std::int64_t{1} << 50, reduce::LaunchConfig{512, 0, sms}, &full), cudaSuccess);
+  ASSERT_EQ(step14::default_grid(std::int64_t{1} << 50, reduce::LaunchConfig{512, 0, sms}, &full), cudaSuccess);
   EXPECT_GE(full, sms);
   EXPECT_EQ(full % sms, 0);
   for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{100003}, std::int64_t{1} << 22,
                          std::int64_t{1} << 26, (std::int64_t{1} << 30) + 1}) {
-    ASSERT_EQ(repro::default_grid(n, reduce::LaunchConfig{512, 0, sms}, &grid), cudaSuccess);
-    const std::int64_t tiles = std::max<std::int64_t>(repro::num_tiles(n), 1), rounds = reduce::ceil_div(tiles, full);
+    ASSERT_EQ(step14::default_grid(n, reduce::LaunchConfig{512, 0, sms}, &grid), cudaSuccess);
+    const std::int64_t tiles = std::max<std::int64_t>(step14::num_tiles(n), 1), rounds = reduce::ceil_div(tiles, full);
     EXPECT_LE(grid, full) << "n=" << n;
     EXPECT_EQ(grid, reduce::ceil_div(tiles, rounds)) << "n=" << n << ": " << tiles << " tiles in " << rounds << " rounds";
     // Every block sums `rounds` tiles or one fewer.
@@ -191,8 +188,8 @@ TEST(Lesson, Step10BitsChangeWithTheLaunchAndThisStepsDoNot) {
   std::set<std::uint32_t> ten, mine;
   for (float v : run_all(step10::kStep, in.get(), n, cfgs)) ten.insert(bits_of(v));
   // This step imitates another GPU through its grid: SMs x resident blocks per SM.
-  for (auto& c : cfgs) ASSERT_EQ(repro::default_grid(n, c, &c.grid), cudaSuccess);
-  for (float v : run_all(repro::kStep, in.get(), n, cfgs)) mine.insert(bits_of(v));
+  for (auto& c : cfgs) ASSERT_EQ(step14::default_grid(n, c, &c.grid), cudaSuccess);
+  for (float v : run_all(step14::kStep, in.get(), n, cfgs)) mine.insert(bits_of(v));
   std::cout << "[ lesson ] n=" << n << " uniform, " << cfgs.size() << " launch shapes: step 10 gave " << ten.size()
             << " different results, 14_reproducible " << mine.size() << std::endl;
   EXPECT_GE(ten.size(), 2u) << "step 10's bits did not change with its launch: the lesson has no evidence";
@@ -205,7 +202,7 @@ TEST(Alignment, MisalignedStartsGiveTheAlignedBits) {
   const int sms = sm_count();
   for (std::int64_t n : {1, 3, 5, 1000, 4097, 100003, (1 << 20) + 3}) {
     const std::vector<float> host = make_input(n, Kind::mixed);
-    const float model = repro::model_sum(host.data(), n);
+    const float model = step14::model_sum(host.data(), n);
     std::vector<reduce::LaunchConfig> cfgs;
     for (int block : {32, 512}) {
       cfgs.push_back(reduce::LaunchConfig{block, 0, sms, 0});
@@ -213,7 +210,7 @@ TEST(Alignment, MisalignedStartsGiveTheAlignedBits) {
     }
     for (std::int64_t offset : {0, 1, 2, 3}) {
       DeviceInput in(host, n, offset);
-      for (float v : run_all(repro::kStep, in.get(), n, cfgs))
+      for (float v : run_all(step14::kStep, in.get(), n, cfgs))
         EXPECT_EQ(bits_of(v), bits_of(model)) << "n=" << n << " offset=" << offset << ": " << v << " vs " << model;
     }
   }
@@ -229,26 +226,26 @@ TEST(Shards, TilesSummedInShardsAndCombinedGiveTheSingleLaunchsBits) {
   for (std::int64_t n : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{100003}, std::int64_t{(1 << 22) + 3},
                          std::int64_t{(1 << 24) + 5}, std::int64_t{(1 << 25) + 7}}) {
     const std::vector<float> host = make_input(n, Kind::cancelling);
-    const float model = repro::model_sum(host.data(), n);
-    const std::int64_t tiles = repro::num_tiles(n);
+    const float model = step14::model_sum(host.data(), n);
+    const std::int64_t tiles = step14::num_tiles(n);
     for (int ranks = 1; ranks <= 8; ++ranks) {
       reduce::DeviceBuffer<float> sums(tiles), out(1);
       reduce::Stream stream;
       std::vector<reduce::DeviceBuffer<float>> shards;
       for (int r = 0; r < ranks; ++r) {
-        const repro::TileRange t = repro::shard_tiles(n, ranks, r);
-        const std::int64_t count = repro::shard_elements(n, t);
+        const step14::TileRange t = step14::shard_tiles(n, ranks, r);
+        const std::int64_t count = step14::shard_elements(n, t);
         shards.emplace_back(count);
         // On the kernels' stream: a pageable cudaMemcpy may return before its data lands, and the
         // legacy stream it runs on does not order the non-blocking stream's kernels after it.
         if (count > 0)
-          CUDA_CHECK(cudaMemcpyAsync(shards.back().get(), host.data() + repro::shard_begin(n, t), count * sizeof(float),
+          CUDA_CHECK(cudaMemcpyAsync(shards.back().get(), host.data() + step14::shard_begin(n, t), count * sizeof(float),
                                      cudaMemcpyHostToDevice, stream.get()));
         const reduce::LaunchConfig cfg{r % 2 ? 128 : 512, 0, sms, r == 2 ? 3 : 0};  // launch shapes vary too
-        ASSERT_EQ(repro::sum_shard_tiles(shards.back().get(), n, t.first, t.count, sums.get() + t.first, cfg, stream.get()),
+        ASSERT_EQ(step14::sum_shard_tiles(shards.back().get(), n, t.first, t.count, sums.get() + t.first, cfg, stream.get()),
                   cudaSuccess);
       }
-      ASSERT_EQ(repro::combine_tile_sums(sums.get(), n, out.get(), stream.get()), cudaSuccess);
+      ASSERT_EQ(step14::combine_tile_sums(sums.get(), n, out.get(), stream.get()), cudaSuccess);
       float got = 0;
       CUDA_CHECK(cudaMemcpyAsync(&got, out.get(), sizeof got, cudaMemcpyDeviceToHost, stream.get()));
       CUDA_CHECK(cudaStreamSynchronize(stream.get()));
@@ -270,16 +267,16 @@ TEST(SpecialValues, PropagateAsIeeeAdditionDoes) {
       std::vector<float> host(n);
       reduce::fill_input(host.data(), n, p, 1);
       DeviceInput in(host, n);
-      for (float v : run_all(repro::kStep, in.get(), n, cfgs)) EXPECT_TRUE(std::isnan(v)) << to_string(p) << " n=" << n << ": " << v;
+      for (float v : run_all(step14::kStep, in.get(), n, cfgs)) EXPECT_TRUE(std::isnan(v)) << to_string(p) << " n=" << n << ": " << v;
     }
     std::vector<float> host = make_input(n, Kind::mixed);
     host[n / 3] = inf;
     DeviceInput plus(host, n);
-    for (float v : run_all(repro::kStep, plus.get(), n, cfgs)) EXPECT_EQ(v, inf) << "n=" << n;
+    for (float v : run_all(step14::kStep, plus.get(), n, cfgs)) EXPECT_EQ(v, inf) << "n=" << n;
     host[n / 3] = -inf;
     host[n - 1] = -inf;
     DeviceInput minus(host, n);
-    for (float v : run_all(repro::kStep, minus.get(), n, cfgs)) EXPECT_EQ(v, -inf) << "n=" << n;
+    for (float v : run_all(step14::kStep, minus.get(), n, cfgs)) EXPECT_EQ(v, -inf) << "n=" << n;
   }
 }
 
@@ -291,8 +288,8 @@ TEST(Contract, InputUnchangedScratchZeroedEmptyIsZero) {
   for (std::int64_t n : {0, 1, 1025, 300007, (1 << 22) + 3}) {
     const std::vector<float> host = make_input(n, Kind::uniform);
     DeviceInput in(host, n);
-    const auto got = run_all(repro::kStep, in.get(), n, {reduce::LaunchConfig{512, 0, sms}, reduce::LaunchConfig{64, 0, sms, 3}});
-    for (float v : got) EXPECT_EQ(bits_of(v), bits_of(repro::model_sum(host.data(), n))) << "n=" << n;
+    const auto got = run_all(step14::kStep, in.get(), n, {reduce::LaunchConfig{512, 0, sms}, reduce::LaunchConfig{64, 0, sms, 3}});
+    for (float v : got) EXPECT_EQ(bits_of(v), bits_of(step14::model_sum(host.data(), n))) << "n=" << n;
     if (n == 0) EXPECT_EQ(bits_of(got[0]), 0u);
     EXPECT_TRUE(reduce::device_equals_host(in.get(), host.data(), n)) << "n=" << n << ": the input was modified";
   }
@@ -306,7 +303,7 @@ TEST(Contract, OneScratchServesEverySize) {
   const std::vector<std::int64_t> sizes = {1000, (1 << 24) + 5, 4097, (1 << 22) + 3, 1, (1 << 24) + 5, 1000};
   const reduce::LaunchConfig cfgs[] = {{256, 0, sms}, {512, 0, sms, 5}};
   std::size_t bytes = 1;
-  for (std::int64_t n : sizes) bytes = std::max(bytes, repro::scratch_bytes(n, cfgs[0]));
+  for (std::int64_t n : sizes) bytes = std::max(bytes, step14::scratch_bytes(n, cfgs[0]));
   const std::vector<float> host = make_input(sizes[1], Kind::cancelling);
   DeviceInput in(host, sizes[1]);
   reduce::DeviceBuffer<unsigned char> scratch(bytes);
@@ -315,13 +312,13 @@ TEST(Contract, OneScratchServesEverySize) {
   CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, bytes, stream.get()));
   CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream.get()));  // NaN: an unwritten slot fails
   for (std::size_t k = 0; k < 2 * sizes.size(); ++k)
-    CUDA_CHECK(repro::launch(in.get(), sizes[k / 2], out.get() + k, {scratch.get(), bytes}, cfgs[k % 2], stream.get()));
+    CUDA_CHECK(step14::launch(in.get(), sizes[k / 2], out.get() + k, {scratch.get(), bytes}, cfgs[k % 2], stream.get()));
   std::vector<float> got(2 * sizes.size());
   CUDA_CHECK(cudaMemcpyAsync(got.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost, stream.get()));
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   for (std::size_t k = 0; k < got.size(); ++k) {
     const std::int64_t n = sizes[k / 2];
-    EXPECT_EQ(bits_of(got[k]), bits_of(repro::model_sum(host.data(), n)))
+    EXPECT_EQ(bits_of(got[k]), bits_of(step14::model_sum(host.data(), n)))
         << "n=" << n << " block=" << cfgs[k % 2].block << " (launch " << k << " on the shared scratch)";
   }
   std::vector<unsigned char> back(bytes);
@@ -334,13 +331,13 @@ TEST(Contract, OneScratchServesEverySize) {
 // tolerance of the exact sum, and the same bits at every call.
 TEST(CubGpuToGpu, WithinToleranceAndRepeatable) {
   SKIP_WITHOUT_GPU();
-  if (!repro_cub::available()) GTEST_SKIP() << repro_cub::why_absent();
+  if (!step14::cub_g2g::available()) GTEST_SKIP() << step14::cub_g2g::why_absent();
   const std::int64_t n = (1 << 24) - 1;
   const std::vector<float> host = make_input(n, Kind::mixed);
   DeviceInput in(host, n);
   reduce::DeviceBuffer<float> out(2);
   reduce::Stream stream;
-  for (int k = 0; k < 2; ++k) ASSERT_EQ(repro_cub::sum(in.get(), n, out.get() + k, stream.get()), cudaSuccess);
+  for (int k = 0; k < 2; ++k) ASSERT_EQ(step14::cub_g2g::sum(in.get(), n, out.get() + k, stream.get()), cudaSuccess);
   float got[2];
   CUDA_CHECK(cudaMemcpyAsync(got, out.get(), sizeof got, cudaMemcpyDeviceToHost, stream.get()));
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
@@ -358,11 +355,11 @@ TEST(HugeInput, SumsMoreThan2To31Elements) {
   std::vector<float> host(n);
   reduce::fill_input(host.data(), n, Pattern::integers, 5);
   const float exact = reduce::exact_sum(host.data(), n).to_float();
-  const float model = repro::model_sum(host.data(), n);
+  const float model = step14::model_sum(host.data(), n);
   EXPECT_EQ(model, exact);
   DeviceInput in(host, n);
   const int sms = sm_count();
-  for (float v : run_all(repro::kStep, in.get(), n, {reduce::LaunchConfig{512, 0, sms}, reduce::LaunchConfig{128, 0, sms, 97}}))
+  for (float v : run_all(step14::kStep, in.get(), n, {reduce::LaunchConfig{512, 0, sms}, reduce::LaunchConfig{128, 0, sms, 97}}))
     EXPECT_EQ(bits_of(v), bits_of(model)) << v << " vs " << model;
 }
 
