@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "15_exact/exact.cuh"
 #include "device.cuh"
-#include "exact.cuh"
 #include "exact_sum.hpp"
 #include "harness.cuh"
 #include "input.hpp"

@@ -11,8 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "cases.hpp"
-#include "exact_acc.hpp"
+#include "15_exact/cases.hpp"
+#include "15_exact/exact_acc.hpp"
 #include "exact_sum.hpp"
 
 namespace {
