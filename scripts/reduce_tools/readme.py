@@ -3,8 +3,9 @@
 A block lies between `<!-- NAME:begin -->` and `<!-- NAME:end -->`, written exactly so; prose goes
 outside. The names (the vocabulary the READMEs use):
   measured          a progression step's README: its table at the step's demo n (steps.txt), one row
-                    per GPU: GPU, n, this step's GB/s, the previous step's at the same n, the gain,
-                    % of the read ceiling there (from each GPU's sweep records)
+                    per GPU: GPU, n, this step's GB/s, the previous step's at the same n (the sweep's),
+                    the gain (the interleaved A/B record's with its 95% interval, else the sweep's
+                    medians' ratio, marked so), % of the read ceiling there
   gain              one line: the step's gain-against-n figure, docs/figures/gain_<step>.png (`figures`)
   profile           Nsight Compute's counters of the step's kernels on each GPU (for a collapsed
                     "Going deeper" section)
@@ -199,8 +200,9 @@ class Data:
                 continue
             p = self.point(g, prev, n) if prev else None
             c = g.ceiling if g.ceiling and int(g.ceiling["n"]) == n else tables.at_n(g.sweep, CEILING_TOOL, n)
+            ab = g.ab.get((step, n))  # the gain from the interleaved record where there is one
             rows.append([g.name, count_text(n), f"{r['gbps']:.0f}", f"{p['gbps']:.0f}" if p else "-",
-                         f"{p['median_ms'] / r['median_ms']:.2f}x" if p else "-",
+                         gain_text(ab) if ab else f"{p['median_ms'] / r['median_ms']:.2f}x (sweep)" if p else "-",
                          f"{100 * r['gbps'] / c['gbps']:.0f}" if c else "-"])
         if not rows:
             raise Failure(f"no GPU's records hold {step} at n = {count_text(n)}")
@@ -391,6 +393,7 @@ class Data:
     def drawn_from(g, text):
         """The record files besides table.json and sweep.json that a progression README's blocks use."""
         files = [("profile.csv", g.profile_meta)] if "<!-- profile:begin" in text and g.profile_meta else []
+        files += [("ab.json", g.ab_meta)] if g.ab and ("<!-- measured:begin" in text or "<!-- ab:" in text) else []
         return files + [(name, m) for name, m in g.set_metas.items() if f"<!-- {name[:-4]}:" in text]
 
     def footer(self, md):
