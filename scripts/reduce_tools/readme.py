@@ -303,8 +303,9 @@ class Data:
                 parts.append(f"**{g.name}** (`{rel(g.folder / 'ab' / 'ab.json')}`, commit `{str(m.get('commit', '?'))[:7]}`, "
                              f"{m.get('date', '?')}), {m.get('rounds', '?')} interleaved rounds of {m.get('iters', '?')} timed runs "
                              "per side:\n\n" + tables.markdown(["step", "against", "n", "gain (95% interval)"], rows, left=2))
-        if not parts:
-            raise Failure("no results/<gpu>/ab/ab.json (scripts/suite ab STEPS --out results writes it)")
+        if not parts:  # said so, until the records are committed
+            return (f"Not recorded yet: `scripts/suite ab {' '.join(s[:2] for s in self.names[1:])} --out results` on each "
+                    "GPU writes `results/<gpu>/ab/ab.json`.")
         return "\n\n".join(parts)
 
     def ab_line(self, step):

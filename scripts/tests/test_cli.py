@@ -87,7 +87,8 @@ class Readme(TreeCase):
     def test_gains_from_the_interleaved_records(self):
         self.edit("README.md", "text", "<!-- path:begin -->\n<!-- path:end -->\n\n<!-- ab:begin -->\n<!-- ab:end -->\n\n"
                   "<!-- ab:02_fast:begin -->\n<!-- ab:02_fast:end -->")
-        self.assertEqual(self.suite("readme")[0], 1)  # no record yet: the ab block has nothing to render
+        self.assertEqual(self.suite("readme")[0], 0)  # no record yet: said so
+        self.assertIn("Not recorded yet: `scripts/suite ab 01 02 --out results`", (self.root / "README.md").read_text())
         ab = {"meta": {"device": "NVIDIA H200", "commit": "1234abc9", "date": "2026-11-28", "rounds": 5, "iters": 30},
               "records": [{"step": "01_tree", "against": "00_atomic", "n": 1 << 12, "ratio": 0.5, "low": 0.48, "high": 0.52,
                            "verdict": "faster"},
