@@ -22,6 +22,11 @@ outside. The names (the vocabulary the READMEs use):
                     of STEP/runs.txt (16_multi_gpu:scaling: the scaling tables), its ncu table
   STEP:demo         its small table: the runs of runs.txt's "demo:" line at beyond.txt's demo n; a step
                     with one keeps its full tables (main, named, profile) in docs/results.md
+  excerpt:PATH[:REGIONS]  code from a source file (PATH from the repository root), cut to its regions
+                    (comma-separated; a region: a top-level definition by name, or the lines between
+                    `// excerpt: NAME` and `// end excerpt`): scripts/reduce_tools/sources.py
+  diff:A:B[:REGIONS]  the diff of steps A and B's kernel files (what `lesson A B` prints), cut to the
+                    regions; STEP in a region's name stands for each step's name without its number
 A progression README must hold measured, gain (not the first step), profile and footer; README.md
 results and footer; a beyond step's README STEP:demo and footer where runs.txt has a demo line, else
 STEP, every STEP:NAME and footer. `--check` renders every
@@ -39,13 +44,14 @@ import re
 import subprocess
 from pathlib import Path
 
-from . import tables
+from . import sources, tables
 from .common import (CEILING_TOOL, FIELDS, RESULTS, ROOT, Failure, check_fields, count_text, quote, read_beyond_demo, read_json,
                      read_json_lines, read_steps, read_text, records_of, write_files)
 from .runlist import RunList
 
 AB_FIELDS = ("step", "against", "n", "ratio", "low", "high", "verdict")  # an A/B record: B/A time, its 95% interval
 COMMENT = re.compile(r"<!--(.*?)-->", re.S)
+NAME = r"[A-Za-z0-9_.:/,-]+"  # a block's name: excerpt and diff blocks name files and regions
 # Process text: a commit (7-40 hex digits with a letter and a digit) or an ISO date. Outside generated
 # blocks (footers and provenance lines are rendered) `--check` refuses both; `git show` only in the reference.
 PROCESS = re.compile(r"(?<![0-9A-Za-z_])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![0-9A-Za-z_])"
@@ -434,6 +440,9 @@ class Data:
             return self.check()
         if name.startswith(("variants:", "ablation:")):
             return self.text_set(name, start)
+        if name.startswith(("excerpt:", "diff:")):
+            kind, _, spec = name.partition(":")
+            return getattr(sources, kind)(spec)
         base, _, what = name.partition(":")
         if base in self.beyond:
             return self.beyond_block(base, what or None)
@@ -516,7 +525,7 @@ def blocks(text, where):
         if not re.search(r":\s*(begin|end)$", inner) or quoted:
             continue
         name, _, edge = inner.rpartition(":")
-        if m.group(0) != f"<!-- {name}:{edge} -->" or not re.fullmatch(r"[A-Za-z0-9_.:-]+", name):
+        if m.group(0) != f"<!-- {name}:{edge} -->" or not re.fullmatch(NAME, name):
             line = text.count("\n", 0, m.start()) + 1
             raise Failure(f"{where}:{line}: marker {quote(m.group(0), 60)} is not written '<!-- NAME:begin -->' or "
                           "'<!-- NAME:end -->'")
@@ -554,7 +563,7 @@ def held_at_head(md):
         p = subprocess.run(["git", "show", f"HEAD:{rel(md)}"], cwd=ROOT, capture_output=True, text=True)
     except OSError:
         return set()
-    found = re.finditer(r"(?<!`)<!-- ([A-Za-z0-9_.:-]+):begin -->", p.stdout) if p.returncode == 0 else []
+    found = re.finditer(rf"(?<!`)<!-- ({NAME}):begin -->", p.stdout) if p.returncode == 0 else []
     return {m.group(1) for m in found}
 
 
@@ -568,7 +577,8 @@ def render_all(data):
     out = {}
     for md, text in files.items():
         names = {n for n, _, _ in found[md]}
-        lost = (data.required(md) - names) | {n for n in held_at_head(md) - anywhere if data.can_render(n, md)}
+        lost = (data.required(md) - names) | {n for n in held_at_head(md) - anywhere
+                                              if not n.startswith(("excerpt:", "diff:")) and data.can_render(n, md)}
         if lost:
             raise Failure(f"{rel(md)}: lacks the block{'s' if len(lost) > 1 else ''} {', '.join(sorted(lost))}")
         process_text(text, rel(md), found[md])

@@ -134,6 +134,33 @@ class Readme(TreeCase):
         self.assertIn("docs/results.md", err)
         self.assertEqual(before, self.snapshot())
 
+    def test_code_follows_the_sources(self):
+        """excerpt and diff blocks render named regions of the sources; --check fails when a source moves on."""
+        k0, k1 = self.root / "00_atomic" / "kernel.cu", self.root / "01_tree" / "kernel.cu"
+        k0.write_text("// 00\nconstexpr int kWays = 1;\n\n// One pass.\n__global__ void reduce_atomic(float* x) {\n  x[0] = 1;\n}\n")
+        k1.write_text("// 01\n\n// One pass.\n__global__ void reduce_tree(float* x) {\n  // excerpt: store\n  x[0] = 2;\n"
+                      "  // end excerpt\n}\n")
+        blocks = ("diff:00_atomic:01_tree:reduce_STEP", "excerpt:01_tree/kernel.cu:store")
+        self.edit("01_tree/README.md", "# 01_tree\n", "# 01_tree\n" + "".join(f"<!-- {b}:begin -->\n<!-- {b}:end -->\n" for b in blocks))
+        rc, _, err = self.suite("readme")
+        self.assertEqual(rc, 0, err)
+        text = (self.root / "01_tree" / "README.md").read_text()
+        self.assertIn("```diff\n // One pass.\n-__global__ void reduce_atomic(float* x) {\n-  x[0] = 1;\n+__global__ void reduce_tree(float* x) {\n"
+                      "+  x[0] = 2;\n }\n```", text)
+        self.assertIn("```cuda\n  x[0] = 2;\n```", text)
+        self.assertEqual(self.suite("readme", "--check")[0], 0)
+        cases = [(k1, "x[0] = 2", "x[0] = 3", "differ"), (k0, "x[0] = 1", "x[0] = 5", "differ"),
+                 (k1, "excerpt: store", "excerpt: other", "no region 'store'"),
+                 (k0, "reduce_atomic", "reduce_other", "differ")]  # a region one side lacks: all added
+        for source, old, new, said in cases:
+            with self.subTest(said=said, source=source.parent.name):
+                before = source.read_text()
+                source.write_text(before.replace(old, new))
+                rc, _, err = self.suite("readme", "--check")
+                source.write_text(before)
+                self.assertOneLine(1, (rc, "", err))
+                self.assertIn(said, err)
+
     def test_unknown_block(self):
         self.edit("README.md", "text", "<!-- nothing:begin -->\n<!-- nothing:end -->")
         rc, _, err = self.suite("readme", "--check")
