@@ -380,6 +380,7 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
   }
   __syncthreads();
 
+  // excerpt: tiers
   // The listed batches, one segment per warp: a warp sums a segment of up to kWarpMax itself and lists
   // a longer one for the block (or, longer than a tile, for the several-block path).
   for (int i = 0; i < mixed_count; ++i) {
@@ -408,6 +409,7 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
     if (threadIdx.x == 0) out[s] = sum;
     __syncthreads();
   }
+  // end excerpt
 
   // Several blocks: this tile's parts of the segments longer than a tile.
   if (first > 0 && offsets[first] > tile_begin) {  // segment first - 1 covers the tile's first float
