@@ -1,10 +1,13 @@
 #include "multi_gpu.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <string_view>
 
-namespace multigpu {
+#include "harness.cuh"  // reduce::add_comparison
+
+namespace step16 {
 namespace {
 
 using reduce::UsageError;
@@ -64,20 +67,23 @@ reduce::OptionSpec option_spec(bool mpi, int default_block) {
       "Each GPU reduces its shard (about n / N floats) with step 10's kernel; NCCL all-gathers the N partial\n"
       "sums and every GPU adds them in rank order, so the total is bitwise the same on every GPU and run.\n"
       "The default n, 2^30, gives each GPU a shard large enough that the collective is a small share of\n"
-      "the time. Besides the common fields, a record has mode, gpus, n_per_gpu, shard_min, shard_max,\n"
-      "collective_ms (the collective alone), collective_share, gpus_agree and nccl_version, and where the\n"
-      "single-GPU baseline ran, single_gpu_median_ms, single_gpu_gbps and vs_single_gpu (the speedup);\n"
-      "pct_peak is of the N GPUs' summed peak, and grid counts every GPU's blocks. --cpu-runs times the\n"
-      "plain CPU loop over the whole array (one core; all cores" + std::string(mpi ? ", on rank 0" : "") +
+      "the time. Everything a record compares is timed one way in interleaved rounds: a head start for the\n"
+      "host, every L2 flushed, one start line, the slowest GPU's end. Besides the common fields, a record\n"
+      "has mode, gpus, n_per_gpu, shard_min, shard_max, gpus_agree, nccl_version, collective_ms (NCCL's bare\n"
+      "collective of the same size, timed the same way), collective_share, head_start_ms, enqueue_ms and\n"
+      "late_runs, and where a step alone ran on the first GPU, single_gpu_step, single_gpu_median_ms,\n"
+      "vs_single_gpu (the speedup) and time_over_floor (the time over the collective's plus the step's\n"
+      "alone); pct_peak is of the N GPUs' summed peak, and grid counts every GPU's blocks. --cpu-runs times\n"
+      "the plain CPU loop over the whole array (one core; all cores" + std::string(mpi ? ", on rank 0" : "") +
       "), which needs the\nwhole array in host memory: 0 skips it.\n"
       "--reproducible cuts the array on tile boundaries of 14_reproducible's order, sums each rank's tiles,\n"
       "gathers the tile sums (ncclAllGather, or device copies with --virtual-ranks) and combines them in its\n"
-      "tree; its record has ranks, tiles, tiles_per_rank, result_bits, step15_bits (14_reproducible's single\n"
-      "launch), same_as_step15, ranks_agree and the ordinary mode's time on as many GPUs (ordinary_median_ms,\n"
-      "vs_ordinary). --exact adds each rank's shard into 15_exact's integer accumulator, sums the ranks'\n"
-      "accumulators with one ncclAllReduce of int64 (device copies and a kernel with --virtual-ranks) and\n"
-      "rounds once; its record has ranks, shard_min, shard_max, limbs, result_bits, single_bits (15_exact's\n"
-      "single launch), same_as_single, ranks_agree and the ordinary mode's time.";
+      "tree; its record has ranks, tiles, tiles_per_rank, result_bits, step14_bits (14_reproducible alone on\n"
+      "the first GPU), same_as_step14, ranks_agree and the ordinary mode's time on as many GPUs, in the same\n"
+      "rounds (ordinary_median_ms, vs_ordinary). --exact adds each rank's shard into 15_exact's integer\n"
+      "accumulator, sums the ranks' accumulators with one ncclAllReduce of int64 (device copies and a kernel\n"
+      "with --virtual-ranks) and rounds once; its record has ranks, shard_min, shard_max, limbs, result_bits,\n"
+      "single_bits (15_exact alone on the first GPU), same_as_single, ranks_agree and the ordinary mode's time.";
   return spec;
 }
 
@@ -128,13 +134,45 @@ std::vector<std::int64_t> sizes(const Plan& plan, std::int64_t n, int gpus) {
   return out;
 }
 
-double collective_share(const reduce::Report& r, const TeamFields& t) {
-  return r.ms.median > 0 ? t.collective_ms.median / r.ms.median : 0.0;
+std::vector<int> round_order(int count, int round) {
+  std::vector<int> order(count > 0 ? count : 0);
+  for (int k = 0; k < count; ++k) order[k] = (k + round) % count;
+  return order;
+}
+
+double paired_ratio(const std::vector<double>& more, const std::vector<double>& base) {
+  std::vector<double> ratios;
+  for (std::size_t r = 0; r < more.size() && r < base.size(); ++r)
+    if (base[r] > 0) ratios.push_back(more[r] / base[r]);
+  return reduce::summarize(ratios).median;
+}
+
+bool not_faster_beyond_noise(const std::vector<double>& more, const std::vector<double>& base, double noise) {
+  if (std::none_of(base.begin(), base.end(), [](double ms) { return ms > 0; })) return true;
+  return paired_ratio(more, base) >= 1.0 - noise;
 }
 
 std::string nccl_version_string(int code) {
   // NCCL_VERSION(X, Y, Z) is X * 10000 + Y * 100 + Z from NCCL 2.9 on.
   return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
+}
+
+void add_timing_fields(reduce::Report& r, const Timing& t) {
+  using reduce::number_field;
+  r.extra.insert(r.extra.end(), {
+      number_field("collective_ms", t.collective.median),
+      number_field("collective_min_ms", t.collective.min),
+      number_field("collective_max_ms", t.collective.max),
+      number_field("collective_share", r.ms.median > 0 ? t.collective.median / r.ms.median : 0.0),
+      number_field("head_start_ms", t.head_start_ms),
+      number_field("enqueue_ms", t.enqueue_ms),
+      number_field("late_runs", t.late_runs),
+  });
+  if (t.single.samples.empty()) return;
+  r.extra.push_back(reduce::text_field("single_gpu_step", t.single_step));
+  reduce::add_comparison(r, "single_gpu", t.single);
+  const double floor = t.collective.median + t.single.median;
+  r.extra.push_back(number_field("time_over_floor", floor > 0 ? r.ms.median / floor : 0.0));
 }
 
 void add_team_fields(reduce::Report& r, const TeamFields& t) {
@@ -151,14 +189,11 @@ void add_team_fields(reduce::Report& r, const TeamFields& t) {
       number_field("n_per_gpu", static_cast<double>(t.n_per_gpu)),
       number_field("shard_min", static_cast<double>(r.n / gpus)),  // shard_of's lengths differ by one at most
       number_field("shard_max", static_cast<double>((r.n + gpus - 1) / gpus)),
-      number_field("collective_ms", t.collective_ms.median),
-      number_field("collective_min_ms", t.collective_ms.min),
-      number_field("collective_max_ms", t.collective_ms.max),
-      number_field("collective_share", collective_share(r, t)),
       bool_field("single_gpu_correct", t.single_gpu_correct),
       bool_field("gpus_agree", t.gpus_agree),
       reduce::text_field("nccl_version", nccl_version_string(t.nccl_version)),
   });
+  add_timing_fields(r, t.timing);
 }
 
 void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f) {
@@ -183,13 +218,15 @@ void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f) {
                                    number_field("shard_max", static_cast<double>((r.n + ranks - 1) / ranks)),
                                    number_field("limbs", f.limbs), text_field("result_bits", f.result_bits),
                                    text_field("single_bits", f.single_bits), bool_field("same_as_single", same)});
-  else  // the names the committed records of this mode carry, from when 14_reproducible was step 15
+  else
     r.extra.insert(r.extra.end(), {number_field("tiles", static_cast<double>(f.tiles)),
                                    number_field("tiles_per_rank", static_cast<double>(f.tiles_per_rank)),
-                                   text_field("result_bits", f.result_bits), text_field("step15_bits", f.single_bits),
-                                   bool_field("same_as_step15", same)});
+                                   text_field("result_bits", f.result_bits), text_field("step14_bits", f.single_bits),
+                                   bool_field("same_as_step14", same)});
   r.extra.insert(r.extra.end(), {bool_field("ranks_agree", f.ranks_agree),
                                  text_field("nccl_version", nccl_version_string(f.nccl_version))});
+  reduce::add_comparison(r, "ordinary", f.ordinary);  // the ordinary mode on as many GPUs
+  add_timing_fields(r, f.timing);
 }
 
-}  // namespace multigpu
+}  // namespace step16

@@ -7,21 +7,22 @@
 #include <string>
 #include <utility>
 
-#include "exact.cuh"         // 15_exact_kernel: the accumulator, its launch and its rounding
+#include "15_exact/exact.cuh"  // 15_exact_kernel: the accumulator, its launch and its rounding
 #include "harness.cuh"
 #include "multi_gpu.hpp"
-#include "reproducible.cuh"  // 14_reproducible_kernel: the order's two halves
+#include "14_reproducible/reproducible.cuh"  // 14_reproducible_kernel: the order's two halves
+#include "rounds.cuh"
 #include "team.cuh"
 
-namespace multigpu {
+namespace step16 {
 namespace {
 
-using exact::kAccWords;  // an Acc's int64 words: its limbs and the NaN / inf counts
+using step15::kAccWords;  // an Acc's int64 words: its limbs and the NaN / inf counts
 constexpr int kAccThreads = (kAccWords + 31) / 32 * 32;  // one thread per word, whole warps
 
 // Virtual ranks: what NCCL's all-reduce does for real ranks, one thread per int64 word. Integer
 // addition, so the order of the slots does not matter; they are added in rank order all the same.
-__global__ void add_accumulators(const exact::Acc* slots, int ranks, exact::Acc* total) {
+__global__ void add_accumulators(const step15::Acc* slots, int ranks, step15::Acc* total) {
   const int w = threadIdx.x;
   if (w >= kAccWords) return;
   const auto* words = reinterpret_cast<const long long*>(slots);
@@ -32,7 +33,7 @@ __global__ void add_accumulators(const exact::Acc* slots, int ranks, exact::Acc*
 
 }  // namespace
 
-const reduce::Step& single_step(Sum sum) { return sum == Sum::exact ? exact::kStep : repro::kStep; }
+const reduce::Step& single_step(Sum sum) { return sum == Sum::exact ? step15::kStep : step14::kStep; }
 
 float single_launch(Sum sum, const float* host, std::int64_t n, int device, int block, std::int64_t grid) {
   const reduce::DeviceInfo info = reduce::open_device(device);
@@ -51,13 +52,13 @@ float single_launch(Sum sum, const float* host, std::int64_t n, int device, int 
 struct ReproducibleTeam::Member : RankGpu {
   using RankGpu::RankGpu;
   std::int64_t begin = 0, count = 0;      // its elements of the global array
-  repro::TileRange tiles;                 // Sum::order: its tiles of the global n
+  step14::TileRange tiles;                 // Sum::order: its tiles of the global n
   reduce::DeviceBuffer<float> shard;
   reduce::DeviceBuffer<float> partials;   // Sum::order: ranks * per floats, slot r rank r's tile sums
-  reduce::DeviceBuffer<exact::Acc> accs;  // Sum::exact: slot r rank r's accumulator
-  reduce::DeviceBuffer<exact::Acc> total; // Sum::exact: the sum of every rank's
-  reduce::DeviceBuffer<unsigned char> scratch;  // Sum::exact: exact::accumulate's, zero-filled
-  reduce::DeviceBuffer<float> totals;     // one per run
+  reduce::DeviceBuffer<step15::Acc> accs;  // Sum::exact: slot r rank r's accumulator
+  reduce::DeviceBuffer<step15::Acc> total; // Sum::exact: the sum of every rank's
+  reduce::DeviceBuffer<unsigned char> scratch;  // Sum::exact: step15::accumulate's, zero-filled
+  reduce::DeviceBuffer<float> totals;     // one per run (prepare)
   reduce::Event done;                     // this rank's slot is written
 };
 
@@ -124,15 +125,15 @@ void ReproducibleTeam::load(const float* host, std::int64_t n) {
     m->scratch = reduce::DeviceBuffer<unsigned char>();
     std::size_t own = 0;  // bytes besides the shard
     if (sum_ == Sum::order) {
-      m->tiles = repro::shard_tiles(n, ranks, m->rank);
-      m->begin = repro::shard_begin(n, m->tiles);
-      m->count = repro::shard_elements(n, m->tiles);
+      m->tiles = step14::shard_tiles(n, ranks, m->rank);
+      m->begin = step14::shard_begin(n, m->tiles);
+      m->count = step14::shard_elements(n, m->tiles);
       own = std::max<std::int64_t>(1, m->tiles.per * ranks) * sizeof(float);
     } else {
       const Shard s = shard_of(n, ranks, m->rank);
       m->begin = s.begin;
       m->count = s.count;
-      own = exact::scratch_bytes(s.count, m->cfg) + (ranks + 1) * sizeof(exact::Acc);
+      own = step15::scratch_bytes(s.count, m->cfg) + (ranks + 1) * sizeof(step15::Acc);
     }
     reduce::ensure_device_memory(m->count * sizeof(float) + own + (std::size_t{64} << 20));
     m->shard = reduce::DeviceBuffer<float>(m->count);
@@ -140,9 +141,9 @@ void ReproducibleTeam::load(const float* host, std::int64_t n) {
       m->partials = reduce::DeviceBuffer<float>(std::max<std::int64_t>(1, m->tiles.per * ranks));
       CUDA_CHECK(cudaMemsetAsync(m->partials.get(), 0, m->partials.bytes(), m->stream.get()));
     } else {
-      m->accs = reduce::DeviceBuffer<exact::Acc>(ranks);
-      m->total = reduce::DeviceBuffer<exact::Acc>(1);
-      m->scratch = reduce::DeviceBuffer<unsigned char>(exact::scratch_bytes(m->count, m->cfg));
+      m->accs = reduce::DeviceBuffer<step15::Acc>(ranks);
+      m->total = reduce::DeviceBuffer<step15::Acc>(1);
+      m->scratch = reduce::DeviceBuffer<unsigned char>(step15::scratch_bytes(m->count, m->cfg));
       CUDA_CHECK(cudaMemsetAsync(m->scratch.get(), 0, m->scratch.bytes(), m->stream.get()));  // step.cuh's contract
     }
     if (m->count > 0)
@@ -152,123 +153,131 @@ void ReproducibleTeam::load(const float* host, std::int64_t n) {
   }
 }
 
-ReproducibleResult ReproducibleTeam::run(int warmup, int iters) {
-  const int runs = warmup + iters, ranks = this->ranks();
-  ReproducibleResult res;
-  res.tiles = sum_ == Sum::order ? repro::num_tiles(n_) : 0;
-  res.tiles_per_rank = sum_ == Sum::order ? members_.front()->tiles.per : 0;
-  res.limbs = sum_ == Sum::exact ? exact::kLimbs : 0;
-  std::vector<std::vector<reduce::Event>> start(ranks), stop(ranks);
+std::vector<RankGpu*> ReproducibleTeam::lanes() {
+  std::vector<RankGpu*> out;
+  for (auto& m : members_) out.push_back(m.get());
+  return out;
+}
+
+std::int64_t ReproducibleTeam::tiles() const { return sum_ == Sum::order ? step14::num_tiles(n_) : 0; }
+std::int64_t ReproducibleTeam::tiles_per_rank() const { return sum_ == Sum::order ? members_.front()->tiles.per : 0; }
+int ReproducibleTeam::limbs() const { return sum_ == Sum::exact ? step15::kLimbs : 0; }
+
+ReproducibleFields ReproducibleTeam::fields() const {
+  ReproducibleFields f;
+  f.exact = sum_ == Sum::exact;
+  f.ranks = ranks();
+  f.virtual_ranks = virtual_;
+  f.gpus = virtual_ ? 1 : f.ranks;
+  f.tiles = tiles();
+  f.tiles_per_rank = tiles_per_rank();
+  f.limbs = limbs();
+  return f;
+}
+
+void ReproducibleTeam::prepare(int runs) {
+  runs_ = runs;
+  shape_ = reduce::LaunchShape{};
   for (auto& m : members_) {
     m->use();
     m->totals = reduce::DeviceBuffer<float>(std::max(runs, 1));
     CUDA_CHECK(cudaMemset(m->totals.get(), 0xFF, m->totals.bytes()));  // NaN: a total never written fails
-    for (int t = 0; t < iters; ++t) {
-      start[m->rank].emplace_back();
-      stop[m->rank].emplace_back();
-    }
     CUDA_CHECK(cudaDeviceSynchronize());
   }
+}
+
+void ReproducibleTeam::enqueue_collective() {
   const std::int64_t per = members_.front()->tiles.per;
   const bool order = sum_ == Sum::order;
-
-  for (int r = 0; r < runs; ++r) {
-    const bool timed = r >= warmup;
-    const int t = r - warmup;
-    if (timed) {
-      for (auto& m : members_) {
-        m->use();
-        if (!virtual_ || m->rank == 0) m->flusher.flush(m->stream.get());  // virtual ranks: one L2
+  if (virtual_) {  // every slot to every rank by device copies, each after its writer's event
+    for (auto& to : members_)
+      for (auto& from : members_) {
+        if (from.get() == to.get() || (order && from->tiles.count == 0)) continue;
+        CUDA_CHECK(cudaStreamWaitEvent(to->stream.get(), from->done.get(), 0));
+        if (order)
+          CUDA_CHECK(cudaMemcpyAsync(to->partials.get() + from->rank * per, from->partials.get() + from->rank * per,
+                                     from->tiles.count * sizeof(float), cudaMemcpyDeviceToDevice, to->stream.get()));
+        else
+          CUDA_CHECK(cudaMemcpyAsync(to->accs.get() + from->rank, from->accs.get() + from->rank, sizeof(step15::Acc),
+                                     cudaMemcpyDeviceToDevice, to->stream.get()));
       }
-      if (virtual_) {  // one start for all: every stream waits for rank 0's start event
-        Member& first = *members_.front();
-        CUDA_CHECK(cudaEventRecord(start[0][t].get(), first.stream.get()));
-        for (auto& m : members_) CUDA_CHECK(cudaStreamWaitEvent(m->stream.get(), start[0][t].get(), 0));
-      } else {
-        for (auto& m : members_) {
-          m->use();
-          CUDA_CHECK(cudaEventRecord(start[m->rank][t].get(), m->stream.get()));
-        }
+    if (!order)
+      for (auto& m : members_) {  // what NCCL's all-reduce adds for real ranks
+        add_accumulators<<<1, kAccThreads, 0, m->stream.get()>>>(m->accs.get(), ranks(), m->total.get());
+        CUDA_CHECK(cudaGetLastError());
       }
-    }
-    // 1. Each rank's shard into its own slot: its tile sums, or its accumulator.
+  } else if (!order || per > 0) {
+    NCCL_CHECK(ncclGroupStart());
     for (auto& m : members_) {
-      m->use();
-      reduce::LaunchConfig cfg = m->cfg;
-      if (r == 0 && m->rank == 0) cfg.shape = &res.shape;
-      if (order)
-        CUDA_CHECK(repro::sum_shard_tiles(m->shard.get(), n_, m->tiles.first, m->tiles.count,
-                                          m->partials.get() + m->rank * per, cfg, m->stream.get()));
-      else
-        CUDA_CHECK(exact::accumulate(m->shard.get(), m->count, m->accs.get() + m->rank, reduce::view(m->scratch), cfg,
-                                     m->stream.get()));
-      CUDA_CHECK(cudaEventRecord(m->done.get(), m->stream.get()));
+      if (order)  // in place: rank r's send buffer is slot r of its receive buffer
+        NCCL_CHECK(ncclAllGather(m->partials.get() + m->rank * per, m->partials.get(), per, ncclFloat32, m->comm,
+                                 m->stream.get()));
+      else  // NCCL's order of additions is its own choice: integers make it irrelevant
+        NCCL_CHECK(ncclAllReduce(m->accs.get() + m->rank, m->total.get(), kAccWords, ncclInt64, ncclSum, m->comm,
+                                 m->stream.get()));
     }
-    // 2. Every rank's slot to every rank: in rank (so tile) order, or summed as integers.
-    if (virtual_) {
-      for (auto& to : members_)
-        for (auto& from : members_) {
-          if (from.get() == to.get() || (order && from->tiles.count == 0)) continue;
-          CUDA_CHECK(cudaStreamWaitEvent(to->stream.get(), from->done.get(), 0));
-          if (order)
-            CUDA_CHECK(cudaMemcpyAsync(to->partials.get() + from->rank * per, from->partials.get() + from->rank * per,
-                                       from->tiles.count * sizeof(float), cudaMemcpyDeviceToDevice, to->stream.get()));
-          else
-            CUDA_CHECK(cudaMemcpyAsync(to->accs.get() + from->rank, from->accs.get() + from->rank, sizeof(exact::Acc),
-                                       cudaMemcpyDeviceToDevice, to->stream.get()));
-        }
-    } else if (!order || per > 0) {
-      NCCL_CHECK(ncclGroupStart());
-      for (auto& m : members_) {
-        if (order)  // in place: rank r's send buffer is slot r of its receive buffer
-          NCCL_CHECK(ncclAllGather(m->partials.get() + m->rank * per, m->partials.get(), per, ncclFloat32, m->comm,
-                                   m->stream.get()));
-        else  // NCCL's order of additions is its own choice: integers make it irrelevant
-          NCCL_CHECK(ncclAllReduce(m->accs.get() + m->rank, m->total.get(), kAccWords, ncclInt64, ncclSum, m->comm,
-                                   m->stream.get()));
-      }
-      NCCL_CHECK(ncclGroupEnd());
-    }
-    // 3. Every rank its total: the tile sums in the order's tree, or the summed limbs rounded once.
-    for (auto& m : members_) {
-      m->use();
-      if (order) {
-        CUDA_CHECK(repro::combine_tile_sums(m->partials.get(), n_, m->totals.get() + r, m->stream.get()));
-      } else {
-        if (virtual_) {
-          add_accumulators<<<1, kAccThreads, 0, m->stream.get()>>>(m->accs.get(), ranks, m->total.get());
-          CUDA_CHECK(cudaGetLastError());
-        }
-        CUDA_CHECK(exact::round_to_float(m->total.get(), m->totals.get() + r, m->stream.get()));
-      }
-      if (timed) CUDA_CHECK(cudaEventRecord(stop[m->rank][t].get(), m->stream.get()));
-    }
-    // The next run overwrites slots that this run's copies read: wait for every rank.
-    for (auto& m : members_) {
-      m->use();
-      CUDA_CHECK(cudaStreamSynchronize(m->stream.get()));
-    }
+    NCCL_CHECK(ncclGroupEnd());
   }
+}
 
-  res.ms.assign(iters, 0.0);
+void ReproducibleTeam::enqueue(int run) {
+  const std::int64_t per = members_.front()->tiles.per;
+  const bool order = sum_ == Sum::order;
+  // 1. Each rank's shard into its own slot: its tile sums, or its accumulator.
   for (auto& m : members_) {
     m->use();
-    for (int t = 0; t < iters; ++t) {
-      float ms = 0.0f;
-      const reduce::Event& from = virtual_ ? start[0][t] : start[m->rank][t];
-      CUDA_CHECK(cudaEventElapsedTime(&ms, from.get(), stop[m->rank][t].get()));
-      res.ms[t] = std::max(res.ms[t], static_cast<double>(ms));
-    }
-    std::vector<float> totals(runs);
-    if (runs > 0) CUDA_CHECK(cudaMemcpy(totals.data(), m->totals.get(), runs * sizeof(float), cudaMemcpyDeviceToHost));
-    if (m->rank == 0) res.results = totals;
-    else res.ranks_agree = res.ranks_agree && std::memcmp(totals.data(), res.results.data(), runs * sizeof(float)) == 0;
+    reduce::LaunchConfig cfg = m->cfg;
+    if (run == 0 && m->rank == 0) cfg.shape = &shape_;
+    if (order)
+      CUDA_CHECK(step14::sum_shard_tiles(m->shard.get(), n_, m->tiles.first, m->tiles.count,
+                                         m->partials.get() + m->rank * per, cfg, m->stream.get()));
+    else
+      CUDA_CHECK(step15::accumulate(m->shard.get(), m->count, m->accs.get() + m->rank, reduce::view(m->scratch), cfg,
+                                    m->stream.get()));
+    CUDA_CHECK(cudaEventRecord(m->done.get(), m->stream.get()));
   }
-  for (int r = 1; r < runs; ++r) res.runs_identical = res.runs_identical && std::memcmp(&res.results[r], &res.results[0], 4) == 0;
-  res.summary = reduce::summarize(res.ms);
-  res.shape.launches += 1 + (!order && virtual_ ? 1 : 0);  // the combination or the rounding, the limbs' sum
-  if (res.shape.launches == 1) res.shape.block = members_.front()->cfg.block;  // rank 0 had no tiles
+  // 2. Every rank's slot to every rank: in rank (so tile) order, or summed as integers.
+  enqueue_collective();
+  // 3. Every rank its total: the tile sums in the order's tree, or the summed limbs rounded once.
+  for (auto& m : members_) {
+    m->use();
+    if (order) CUDA_CHECK(step14::combine_tile_sums(m->partials.get(), n_, m->totals.get() + run, m->stream.get()));
+    else CUDA_CHECK(step15::round_to_float(m->total.get(), m->totals.get() + run, m->stream.get()));
+  }
+  if (run == 0) {
+    shape_.launches += 1 + (!order && virtual_ ? 1 : 0);  // the combination or the rounding, the limbs' sum
+    if (shape_.launches == 1) shape_.block = members_.front()->cfg.block;  // rank 0 had no tiles
+  }
+}
+
+Totals ReproducibleTeam::totals() const {
+  Totals t;
+  std::vector<float> mine(runs_);
+  for (const auto& m : members_) {
+    m->use();
+    if (runs_ > 0) CUDA_CHECK(cudaMemcpy(mine.data(), m->totals.get(), runs_ * sizeof(float), cudaMemcpyDeviceToHost));
+    if (m->rank == 0) t.results = mine;
+    else t.agree = t.agree && std::memcmp(mine.data(), t.results.data(), mine.size() * sizeof(float)) == 0;
+  }
+  for (float v : t.results) t.identical = t.identical && std::memcmp(&v, &t.results[0], sizeof v) == 0;
+  return t;
+}
+
+ReproducibleResult ReproducibleTeam::run(int warmup, int iters) {
+  prepare(warmup + iters);
+  Contender c;
+  c.lanes = lanes();
+  c.nccl = !virtual_ && ranks() > 1;
+  c.enqueue = [this](int run) { enqueue(run); };
+  run_rounds({&c}, warmup, iters);
+  const Totals t = totals();
+  ReproducibleResult res;
+  res.ms = c.ms;
+  res.summary = reduce::summarize(c.ms);
+  res.results = t.results;
+  res.ranks_agree = t.agree;
+  res.runs_identical = t.identical;
   return res;
 }
 
-}  // namespace multigpu
+}  // namespace step16

@@ -5,12 +5,12 @@
 //
 // Sum::order (--reproducible): 14_reproducible's order (order.hpp). Tiles whose size depends on the
 // global n only, each summed in a fixed order, the tile sums combined in a fixed tree. The shards are
-// cut on tile boundaries of the global n (repro::shard_tiles): rank r sums its whole tiles
-// (repro::sum_shard_tiles), the ranks gather all tile sums in tile order, and every rank combines them
-// in the tree (repro::combine_tile_sums). Which rank summed a tile changes nothing.
+// cut on tile boundaries of the global n (step14::shard_tiles): rank r sums its whole tiles
+// (step14::sum_shard_tiles), the ranks gather all tile sums in tile order, and every rank combines them
+// in the tree (step14::combine_tile_sums). Which rank summed a tile changes nothing.
 //
 // Sum::exact (--exact): 15_exact's accumulator (exact.cuh). Each rank adds its shard (any contiguous cut,
-// multigpu::shard_of) exactly into integer limbs; one ncclAllReduce of int64 with ncclSum adds the
+// step16::shard_of) exactly into integer limbs; one ncclAllReduce of int64 with ncclSum adds the
 // ranks' limbs, and every rank rounds the sum once to float. Integer addition is associative, so NCCL's
 // ring or tree, its channels and the rank count cannot change the result: it is the correctly rounded
 // exact sum, as on one GPU.
@@ -32,12 +32,14 @@
 #include "device.cuh"
 #include "report.hpp"
 #include "step.cuh"
+#include "multi_gpu.hpp"
+#include "team.cuh"
 
-namespace multigpu {
+namespace step16 {
 
 enum class Sum { order, exact };  // 14_reproducible's fixed order, 15_exact's integer accumulator
 
-// The single-GPU step each mode must match: repro::kStep or exact::kStep.
+// The single-GPU step each mode must match: step14::kStep or step15::kStep.
 const reduce::Step& single_step(Sum sum);
 
 // That step's one launch over host[0..n) on `device` (cfg.grid = grid when > 0): the bits every rank
@@ -45,14 +47,11 @@ const reduce::Step& single_step(Sum sum);
 float single_launch(Sum sum, const float* host, std::int64_t n, int device, int block, std::int64_t grid = 0);
 
 struct ReproducibleResult {
-  std::vector<double> ms;      // per timed run: from the start to the last rank's total (ms)
+  std::vector<double> ms;      // per timed run (rounds.cuh's timing)
   reduce::Summary summary;     // of ms
   std::vector<float> results;  // per run, warm-up runs first: rank 0's total
   bool ranks_agree = true;     // every rank's total had rank 0's bits, every run
   bool runs_identical = true;  // every run had run 0's bits
-  std::int64_t tiles = 0, tiles_per_rank = 0;  // Sum::order: the order's tiles
-  int limbs = 0;                               // Sum::exact: the accumulator's int64 limbs
-  reduce::LaunchShape shape;                   // rank 0's launches in one run (the gather's copies not counted)
 };
 
 // A team of ranks for one of the two sums. Load once, run many times.
@@ -70,8 +69,22 @@ class ReproducibleTeam {
 
   // Copies rank r's shard of host[0..n) to its device.
   void load(const float* host, std::int64_t n);
-  // warmup + iters sums of the loaded array (the iters timed, L2 flushed before each).
+  std::vector<RankGpu*> lanes();  // every rank's, in rank order: the streams its runs use
+  void prepare(int runs);         // one NaN-filled slot per run on every rank
+  // One sum of the loaded array, enqueued on every rank's stream, nothing timed (rounds.cuh times it):
+  // each rank's shard into its slot, the slots exchanged, every rank's total into slot `run`.
+  void enqueue(int run);
+  // The exchange alone (NCCL's bare all-gather or all-reduce of the same size; with virtual ranks, the
+  // device copies and the limbs' sum): the yardstick of the mode's time.
+  void enqueue_collective();
+  Totals totals() const;          // the prepared runs' totals, rank 0's (agree: every rank's the same)
+  // prepare, then warmup + iters sums (the iters timed through rounds.cuh), for the tests.
   ReproducibleResult run(int warmup, int iters);
+  const reduce::LaunchShape& shape() const { return shape_; }  // rank 0's launches in run 0 (copies not counted)
+  std::int64_t tiles() const;           // Sum::order: the order's tiles of n
+  std::int64_t tiles_per_rank() const;  // Sum::order: the most tiles a rank sums
+  int limbs() const;                    // Sum::exact: the accumulator's int64 limbs
+  ReproducibleFields fields() const;    // the record's fields the team knows: exact, gpus, ranks, tiles, limbs
   int ranks() const;
   bool virtual_ranks() const { return virtual_; }
   Sum sum() const { return sum_; }
@@ -86,7 +99,9 @@ class ReproducibleTeam {
   Sum sum_ = Sum::order;
   bool virtual_ = false;
   std::int64_t n_ = 0;
+  int runs_ = 0;
+  reduce::LaunchShape shape_;
   std::vector<std::unique_ptr<Member>> members_;
 };
 
-}  // namespace multigpu
+}  // namespace step16

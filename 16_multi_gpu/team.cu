@@ -7,13 +7,14 @@
 #include <utility>
 
 #include "multi_gpu.hpp"
+#include "rounds.cuh"
 #include "step.cuh"
 
 namespace step10 {
 extern const reduce::Step kStep;  // the suite's fastest hand-written kernel, from 10_loads_in_flight_kernel
 }
 
-namespace multigpu {
+namespace step16 {
 namespace {
 
 const reduce::Step& kShardStep = step10::kStep;
@@ -66,19 +67,15 @@ reduce::Reference upload(float* dst, std::int64_t first, std::int64_t count, red
 // environment already chose (team.cuh says why).
 void nvls_off_unless_chosen() { setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0); }
 
-double elapsed_ms(const reduce::Event& start, const reduce::Event& stop) {
-  float ms = 0.0f;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-  return ms;
-}
-
 }  // namespace
 
 RankGpu::RankGpu(int rank_, int ordinal, int block)
-    : rank(rank_), device(reduce::open_device(ordinal)), flusher(device) {
+    : rank(rank_), device(reduce::open_device(ordinal)), flusher(device), barrier(1) {
   cfg.block = block;
   cfg.device = device.ordinal;
   cfg.sm_count = device.sm_count;
+  CUDA_CHECK(cudaMemset(barrier.get(), 0, barrier.bytes()));
+  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 void RankGpu::use() const { CUDA_CHECK(cudaSetDevice(device.ordinal)); }
@@ -110,6 +107,7 @@ void end_communicators(const std::vector<ncclComm_t*>& comms) {
   }
 }
 
+const reduce::Step& shard_step() { return kShardStep; }
 int shard_step_default_block() { return kShardStep.block.size; }
 
 void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int line) {
@@ -120,8 +118,7 @@ void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int
 // One GPU of the team and everything its part of the reduction uses. Constructed with its device
 // current (open_device makes it so), so the stream, the flusher and the buffers live there.
 struct Team::Member : RankGpu {
-  Member(int rank_, int ordinal, int ranks, int block) : RankGpu(rank_, ordinal, block), partials(ranks), barrier(1) {
-    CUDA_CHECK(cudaMemset(barrier.get(), 0, barrier.bytes()));
+  Member(int rank_, int ordinal, int ranks, int block) : RankGpu(rank_, ordinal, block), partials(ranks) {
     CUDA_CHECK(cudaMemset(partials.get(), 0, partials.bytes()));
     CUDA_CHECK(cudaDeviceSynchronize());
   }
@@ -138,13 +135,12 @@ struct Team::Member : RankGpu {
   }
 
   reduce::DeviceBuffer<float> partials;  // slot r: rank r's partial sum (after the all-gather: all of them)
-  reduce::DeviceBuffer<int> barrier;     // what the start-line all-reduce runs on
   reduce::DeviceBuffer<unsigned char> scratch;
   reduce::DeviceBuffer<float> shard;     // elements [begin, begin + count) of the array
   std::int64_t begin = 0, count = 0;
-  reduce::DeviceBuffer<float> whole;     // the whole array, for single_gpu() when there are several ranks
-  bool whole_loaded = false;
-  reduce::LaunchShape shape;             // step 10's launch on the shard, from the last run()
+  reduce::DeviceBuffer<float> whole;     // the whole array, for a step alone when there are several ranks
+  reduce::DeviceBuffer<float> results;   // one total per run (prepare)
+  reduce::LaunchShape shape;             // step 10's launch on the shard, from the last run 0
 };
 
 Team::Team(int ranks, int block) : ranks_(ranks), block_(block) {}
@@ -177,7 +173,28 @@ Team Team::one_rank(int device, int ranks, int rank, const ncclUniqueId& id, int
 const reduce::DeviceInfo& Team::first_device() const { return members_.front()->device; }
 const reduce::LaunchShape& Team::shard_shape() const { return members_.front()->shape; }
 
-std::vector<reduce::Reference> Team::load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, bool single_gpu) {
+reduce::LaunchShape Team::run_shape() const {
+  reduce::LaunchShape shape = shard_shape();
+  if (shape.launches == 0) shape.block = block_;
+  shape.grid *= ranks_;
+  shape.launches += 1;
+  return shape;
+}
+
+RankGpu& Team::first() { return *members_.front(); }
+
+std::vector<RankGpu*> Team::lanes() {
+  std::vector<RankGpu*> out;
+  for (auto& m : members_) out.push_back(m.get());
+  return out;
+}
+
+const float* Team::whole() const {
+  const Member& m = *members_.front();
+  return ranks_ > 1 ? m.whole.get() : m.shard.get();
+}
+
+std::vector<reduce::Reference> Team::load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, bool whole_too) {
   n_ = n;
   pattern_ = p;
   seed_ = seed;
@@ -189,8 +206,7 @@ std::vector<reduce::Reference> Team::load(std::int64_t n, reduce::Pattern p, std
     m->shard = reduce::DeviceBuffer<float>();  // free the previous size's buffers before asking for room
     m->whole = reduce::DeviceBuffer<float>();
     m->scratch = reduce::DeviceBuffer<unsigned char>();
-    m->whole_loaded = false;
-    const bool whole_here = single_gpu && ranks_ > 1 && m.get() == members_.front().get();
+    const bool whole_here = whole_too && ranks_ > 1 && m.get() == members_.front().get();
     reduce::ensure_device_memory((s.count + (whole_here ? n : 0)) * sizeof(float) + (std::size_t{512} << 20));
     m->shard = reduce::DeviceBuffer<float>(s.count);
     if (whole_here) m->whole = reduce::DeviceBuffer<float>(n);
@@ -200,123 +216,68 @@ std::vector<reduce::Reference> Team::load(std::int64_t n, reduce::Pattern p, std
     m->begin = s.begin;
     m->count = s.count;
     refs.push_back(upload(m->shard.get(), s.begin, s.count, p, seed, host, m->stream.get()));
+    if (whole_here) upload(m->whole.get(), 0, n, p, seed, host, m->stream.get());
   }
   return refs;
 }
 
-Timings Team::run(int warmup, int iters) {
-  const int runs = warmup + iters;
-  const std::size_t k = members_.size();
-  std::vector<reduce::DeviceBuffer<float>> results, collective_results;
-  std::vector<std::vector<reduce::Event>> start(k), stop(k), coll_start(k), coll_stop(k);
-  for (std::size_t i = 0; i < k; ++i) {
-    members_[i]->use();
-    results.emplace_back(runs);
-    collective_results.emplace_back(iters);
-    CUDA_CHECK(cudaMemset(results[i].get(), 0xFF, results[i].bytes()));  // NaN: a total never written fails
-    for (int t = 0; t < iters; ++t) {
-      start[i].emplace_back();
-      stop[i].emplace_back();
-      coll_start[i].emplace_back();
-      coll_stop[i].emplace_back();
-    }
+void Team::prepare(int runs) {
+  runs_ = runs;
+  for (auto& m : members_) {
+    m->use();
+    m->results = reduce::DeviceBuffer<float>(std::max(runs, 1));
+    CUDA_CHECK(cudaMemset(m->results.get(), 0xFF, m->results.bytes()));  // NaN: a total never written fails
+    m->shape = reduce::LaunchShape{};
+  }
+  for (auto& m : members_) {
+    m->use();
     CUDA_CHECK(cudaDeviceSynchronize());
   }
-
-  // A start line on the devices: a one-int all-reduce that no GPU leaves before every GPU has
-  // entered it (all flushed, in a timed run). Each GPU's timing starts when it leaves, so the GPUs
-  // start together within the all-reduce's last hop, in one process or many (events cannot time
-  // across processes). Host enqueue time counts where the GPUs outrun it, as it would for a user.
-  auto start_line = [&] {
-    NCCL_CHECK(ncclGroupStart());
-    for (auto& m : members_)
-      NCCL_CHECK(ncclAllReduce(m->barrier.get(), m->barrier.get(), 1, ncclInt32, ncclMax, m->comm, m->stream.get()));
-    NCCL_CHECK(ncclGroupEnd());
-  };
-  auto combine = [&](float* const* out) {  // all-gather the partials, then add them in rank order
-    NCCL_CHECK(ncclGroupStart());
-    for (auto& m : members_)  // in place: rank r's send buffer is slot r of the receive buffer
-      NCCL_CHECK(ncclAllGather(m->partials.get() + m->rank, m->partials.get(), 1, ncclFloat32, m->comm, m->stream.get()));
-    NCCL_CHECK(ncclGroupEnd());
-    for (std::size_t i = 0; i < k; ++i) {
-      members_[i]->use();
-      add_in_rank_order<<<1, 1, 0, members_[i]->stream.get()>>>(members_[i]->partials.get(), ranks_, out[i]);
-      CUDA_CHECK(cudaGetLastError());
-    }
-  };
-  auto record = [&](std::vector<std::vector<reduce::Event>>& events, int t) {
-    for (std::size_t i = 0; i < k; ++i) {
-      members_[i]->use();
-      CUDA_CHECK(cudaEventRecord(events[i][t].get(), members_[i]->stream.get()));
-    }
-  };
-
-  std::vector<float*> out(k);
-  for (auto& m : members_) m->shape = reduce::LaunchShape{};
-  for (int r = 0; r < runs; ++r) {
-    const bool timed = r >= warmup;
-    if (timed)
-      for (auto& m : members_) {
-        m->use();
-        m->flusher.flush(m->stream.get());
-      }
-    start_line();
-    if (timed) record(start, r - warmup);
-    for (std::size_t i = 0; i < k; ++i) {
-      Member& m = *members_[i];
-      m.use();
-      m.reduce_shard(m.shard.get(), m.count, m.partials.get() + m.rank, r == 0 ? &m.shape : nullptr);
-      out[i] = results[i].get() + r;
-    }
-    combine(out.data());
-    if (timed) record(stop, r - warmup);
-  }
-  for (int t = 0; t < iters; ++t) {
-    start_line();
-    record(coll_start, t);
-    for (std::size_t i = 0; i < k; ++i) out[i] = collective_results[i].get() + t;
-    combine(out.data());
-    record(coll_stop, t);
-  }
-
-  Timings timings;
-  timings.ms.assign(iters, 0.0);
-  timings.collective_ms.assign(iters, 0.0);
-  std::vector<float> mine(runs), mine_collective(iters);
-  for (std::size_t i = 0; i < k; ++i) {
-    members_[i]->use();
-    CUDA_CHECK(cudaStreamSynchronize(members_[i]->stream.get()));
-    for (int t = 0; t < iters; ++t) {
-      timings.ms[t] = std::max(timings.ms[t], elapsed_ms(start[i][t], stop[i][t]));
-      timings.collective_ms[t] = std::max(timings.collective_ms[t], elapsed_ms(coll_start[i][t], coll_stop[i][t]));
-    }
-    CUDA_CHECK(cudaMemcpy(mine.data(), results[i].get(), results[i].bytes(), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(mine_collective.data(), collective_results[i].get(), collective_results[i].bytes(),
-                          cudaMemcpyDeviceToHost));
-    if (i == 0) timings.results = mine;
-    else timings.gpus_agree = timings.gpus_agree && std::memcmp(mine.data(), timings.results.data(), mine.size() * 4) == 0;
-    // The collective-only runs re-combine the last run's partials: they must give its total again.
-    for (float v : mine_collective)
-      timings.gpus_agree = timings.gpus_agree && runs > 0 && std::memcmp(&v, &timings.results.back(), 4) == 0;
-  }
-  return timings;
 }
 
-reduce::Runs<float> Team::single_gpu(int warmup, int iters) {
-  Member& m = *members_.front();
-  m.use();
-  const float* in = m.shard.get();
-  if (ranks_ > 1) {
-    if (!m.whole.get() && n_ > 0) throw std::logic_error("Team::single_gpu: load() kept no room for the whole array");
-    if (!m.whole_loaded) {
-      PinnedBuffer host(kSlice);
-      upload(m.whole.get(), 0, n_, pattern_, seed_, host, m.stream.get());
-      m.whole_loaded = true;
-    }
-    in = m.whole.get();
+void Team::enqueue_collective() {
+  NCCL_CHECK(ncclGroupStart());
+  for (auto& m : members_)  // in place: rank r's send buffer is slot r of the receive buffer
+    NCCL_CHECK(ncclAllGather(m->partials.get() + m->rank, m->partials.get(), 1, ncclFloat32, m->comm, m->stream.get()));
+  NCCL_CHECK(ncclGroupEnd());
+}
+
+void Team::enqueue(int run) {
+  for (auto& m : members_) {
+    m->use();
+    m->reduce_shard(m->shard.get(), m->count, m->partials.get() + m->rank, run == 0 ? &m->shape : nullptr);
   }
-  return reduce::run_slots<float>(warmup, iters, 1, m.flusher, m.stream.get(),
-                                  [&](float* out, int) { return m.launch(in, n_, out); });
+  enqueue_collective();
+  for (auto& m : members_) {
+    m->use();
+    add_in_rank_order<<<1, 1, 0, m->stream.get()>>>(m->partials.get(), ranks_, m->results.get() + run);
+    CUDA_CHECK(cudaGetLastError());
+  }
+}
+
+Totals Team::totals() const {
+  Totals t;
+  std::vector<float> mine(runs_);
+  for (const auto& m : members_) {
+    m->use();
+    if (runs_ > 0) CUDA_CHECK(cudaMemcpy(mine.data(), m->results.get(), runs_ * sizeof(float), cudaMemcpyDeviceToHost));
+    if (m.get() == members_.front().get()) t.results = mine;
+    else t.agree = t.agree && std::memcmp(mine.data(), t.results.data(), mine.size() * sizeof(float)) == 0;
+  }
+  for (float v : t.results) t.identical = t.identical && std::memcmp(&v, &t.results[0], sizeof v) == 0;
+  return t;
+}
+
+Timings Team::run(int warmup, int iters) {
+  prepare(warmup + iters);
+  Contender runs, collective;
+  runs.lanes = collective.lanes = lanes();
+  runs.nccl = collective.nccl = ranks_ > 1;
+  runs.enqueue = [this](int run) { enqueue(run); };
+  collective.enqueue = [this](int) { enqueue_collective(); };
+  run_rounds({&runs, &collective}, warmup, iters);
+  const Totals t = totals();
+  return Timings{runs.ms, collective.ms, t.results, t.agree};
 }
 
 bool Team::input_unchanged() const {
@@ -334,4 +295,4 @@ bool Team::input_unchanged() const {
   return true;
 }
 
-}  // namespace multigpu
+}  // namespace step16

@@ -23,7 +23,7 @@
 #include "input.hpp"
 #include "options.hpp"
 
-namespace multigpu {
+namespace step16 {
 
 // A failed NCCL call. A CudaError (of no particular CUDA code), so that the harness's one exit-code
 // mapping (reduce::guarded_main) reports it in one line and exits 1, as it does a CUDA error.
@@ -38,7 +38,7 @@ class NcclError : public reduce::CudaError {
   do {                                                                             \
     const ncclResult_t nccl_check_status_ = (call);                                \
     if (nccl_check_status_ != ncclSuccess)                                         \
-      ::multigpu::throw_nccl_error(nccl_check_status_, #call, __FILE__, __LINE__); \
+      ::step16::throw_nccl_error(nccl_check_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // What every member of a team (Team, ReproducibleTeam) holds for its GPU. Constructed with its device
@@ -52,6 +52,15 @@ struct RankGpu {
   reduce::L2Flusher flusher;
   reduce::LaunchConfig cfg;  // block, device and SM count for its launches
   ncclComm_t comm = nullptr;
+  reduce::DeviceBuffer<int> barrier;  // the one int of the start line's all-reduce (rounds.cuh)
+  reduce::Event start, stop;          // a timed run's on this lane (rounds.cuh)
+};
+
+// Every run's total as one process saw them.
+struct Totals {
+  std::vector<float> results;  // per run, warm-up runs first: the first local GPU's (rank's) total
+  bool agree = true;           // every local GPU (rank) held the first one's bits, every run
+  bool identical = true;       // every run had run 0's bits
 };
 
 // One communicator per GPU 0 .. gpus-1 of this process (ncclCommInitAll), NVLink multicast off unless
@@ -61,15 +70,16 @@ std::vector<ncclComm_t> local_communicators(int gpus);
 // (peers may never join a finalize), and clears them. For the teams' destructors.
 void end_communicators(const std::vector<ncclComm_t*>& comms);
 
-// Threads per block of the kernel every shard runs (step 10's block rule's size), when --block is not given.
+// The kernel every shard runs (step 10's record), and its block rule's size (when --block is not given).
+const reduce::Step& shard_step();
 int shard_step_default_block();
 
 // What one call of Team::run saw on this process's GPUs.
 struct Timings {
-  std::vector<double> ms;          // per timed run: the slowest local GPU, from the start to its total
-  std::vector<double> collective_ms;  // per timed collective-only run (run only), the same way
-  std::vector<float> results;      // per run, warm-up runs first: the first local GPU's total
-  bool gpus_agree = true;          // every local GPU's totals bitwise equal to the first one's
+  std::vector<double> ms;             // per timed run (rounds.cuh's timing)
+  std::vector<double> collective_ms;  // per timed run of the all-gather alone, in the same rounds
+  std::vector<float> results;         // per run, warm-up runs first: the first local GPU's total
+  bool gpus_agree = true;             // every local GPU's totals bitwise equal to the first one's
 };
 
 class Team {
@@ -90,23 +100,32 @@ class Team {
   int ranks() const { return ranks_; }
   const reduce::DeviceInfo& first_device() const;
 
+  RankGpu& first();               // this process's first GPU (rank 0's in one process)
+  std::vector<RankGpu*> lanes();  // this process's GPUs, in rank order: the streams its runs use
+
   // Fills this process's shards of the n-element array (pattern p, seed) on their GPUs, and returns
   // the reference sum of each, in rank order. Throws reduce::NoUsableDevice when a GPU lacks the memory.
-  // With single_gpu, also keeps room on the first local GPU for the whole array (single_gpu()).
-  std::vector<reduce::Reference> load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, bool single_gpu = false);
+  // With whole_too, also puts the whole array on the first local GPU (whole()).
+  std::vector<reduce::Reference> load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, bool whole_too = false);
+  // The whole array on the first local GPU: its shard where there is one rank, else load(whole_too)'s copy.
+  const float* whole() const;
 
-  // warmup + iters reductions of the loaded array, the iters timed ones after an L2 flush on every
-  // GPU; then iters collective-only runs (all-gather and add of the partials already there).
+  void prepare(int runs);      // one NaN-filled slot per run on every local GPU
+  // One run, enqueued on every local GPU's stream, nothing timed (rounds.cuh times it): step 10 on the
+  // shard, the all-gather of the partials, the add in rank order into slot `run`.
+  void enqueue(int run);
+  void enqueue_collective();   // the all-gather of one float per rank alone: NCCL's bare collective
+  Totals totals() const;       // the prepared runs' totals
+
+  // prepare, then warmup + iters runs and as many of the collective alone, in interleaved rounds (for
+  // the tests; the program times through rounds.cuh's Lineup).
   Timings run(int warmup, int iters);
 
-  // Step 10 alone on the first local GPU over the whole loaded array (the baseline the speedup is
-  // measured against), timed by the harness's own loop (reduce::run_slots: cold L2, events around each
-  // run, every run's result kept). With one rank the shard is the whole array; otherwise the array is
-  // uploaded to that GPU first (load() with single_gpu = true kept room for it).
-  reduce::Runs<float> single_gpu(int warmup, int iters);
-
-  // Step 10's launch on the first local GPU's shard in the last run(): its grid, block and kernels.
+  // Step 10's launch on the first local GPU's shard in the last run 0: its grid, block and kernels.
   const reduce::LaunchShape& shard_shape() const;
+  // A run's, for the record: every GPU's blocks (so that per_thread reads right), step 10's kernels
+  // and the add in rank order (NCCL's not counted).
+  reduce::LaunchShape run_shape() const;
   int block() const { return block_; }
 
   // Every local shard still holds the values load() put there.
@@ -121,7 +140,8 @@ class Team {
   std::int64_t n_ = 0;
   reduce::Pattern pattern_{};
   std::uint64_t seed_ = 0;
+  int runs_ = 0;
   std::vector<std::unique_ptr<Member>> members_;  // this process's GPUs, in rank order
 };
 
-}  // namespace multigpu
+}  // namespace step16

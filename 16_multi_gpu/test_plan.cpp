@@ -11,7 +11,7 @@
 
 namespace {
 
-using multigpu::shard_of;
+using step16::shard_of;
 
 // Each of `fields` ("\"name\": value" text) appears in the record's JSON.
 void expect_fields(const std::string& json, std::initializer_list<const char*> fields) {
@@ -23,7 +23,7 @@ void expect_fields(const std::string& json, std::initializer_list<const char*> f
 void expect_partition(std::int64_t n, int ranks) {
   std::int64_t next = 0, shortest = n, longest = 0;
   for (int r = 0; r < ranks; ++r) {
-    const multigpu::Shard s = shard_of(n, ranks, r);
+    const step16::Shard s = shard_of(n, ranks, r);
     ASSERT_EQ(s.begin, next) << "n = " << n << ", rank " << r << " of " << ranks;
     ASSERT_GE(s.count, 0);
     next = s.begin + s.count;
@@ -56,8 +56,8 @@ TEST(MultiGpuShards, FewerElementsThanRanksLeavesSomeShardsEmpty) {
 // The command line as 16_multi_gpu reads it: the harness's parser with this step's spec, then the
 // step's own check (step 10's block, 512, as the default block).
 reduce::Options parse(const std::vector<std::string>& args, bool mpi = false, int ranks = 1) {
-  const reduce::Options o = reduce::parse_options(args, multigpu::option_spec(mpi, 512));
-  multigpu::check_options(o, mpi, ranks);
+  const reduce::Options o = reduce::parse_options(args, step16::option_spec(mpi, 512));
+  step16::check_options(o, mpi, ranks);
   return o;
 }
 
@@ -72,26 +72,26 @@ std::string usage_error(const std::vector<std::string>& args, bool mpi = false, 
 
 TEST(MultiGpuOptions, Defaults) {
   const reduce::Options o = parse({});
-  const multigpu::Plan p = multigpu::plan_of(o);
+  const step16::Plan p = step16::plan_of(o);
   EXPECT_EQ(p.gpus, 0);
   EXPECT_EQ(o.n, std::int64_t{1} << 30);
   EXPECT_EQ(o.block, 512);
   EXPECT_FALSE(p.per_gpu);
   EXPECT_FALSE(p.single_gpu);
-  EXPECT_EQ(multigpu::sizes(p, o.n, 4), std::vector<std::int64_t>{std::int64_t{1} << 30});
+  EXPECT_EQ(step16::sizes(p, o.n, 4), std::vector<std::int64_t>{std::int64_t{1} << 30});
 }
 
 TEST(MultiGpuOptions, OwnAndCommonOptionsTogether) {
   const reduce::Options o = parse({"--gpus", "4", "--n=2^20", "--per-gpu", "--single-gpu", "--pattern", "int",
                                    "--format", "json", "--iters=7", "--block", "256"});
-  const multigpu::Plan p = multigpu::plan_of(o);
+  const step16::Plan p = step16::plan_of(o);
   EXPECT_EQ(p.gpus, 4);
   EXPECT_TRUE(p.per_gpu);
   EXPECT_TRUE(p.single_gpu);
   EXPECT_EQ(o.iters, 7);
   EXPECT_EQ(o.block, 256);
   EXPECT_EQ(o.pattern, reduce::Pattern::integers);
-  EXPECT_EQ(multigpu::sizes(p, o.n, 4), std::vector<std::int64_t>{std::int64_t{4} << 20});
+  EXPECT_EQ(step16::sizes(p, o.n, 4), std::vector<std::int64_t>{std::int64_t{4} << 20});
 }
 
 // The progression's options keep their meaning here: csv records, the CPU yardsticks' runs.
@@ -103,9 +103,9 @@ TEST(MultiGpuOptions, CsvAndCpuRunsAreAccepted) {
 
 TEST(MultiGpuOptions, SweepGivesOneSizePerPower) {
   const reduce::Options o = parse({"--sweep", "16:18"});
-  EXPECT_EQ(multigpu::sizes(multigpu::plan_of(o), o.n, 2), (std::vector<std::int64_t>{1 << 16, 1 << 17, 1 << 18}));
+  EXPECT_EQ(step16::sizes(step16::plan_of(o), o.n, 2), (std::vector<std::int64_t>{1 << 16, 1 << 17, 1 << 18}));
   const reduce::Options w = parse({"--sweep=3:3", "--per-gpu"});
-  EXPECT_EQ(multigpu::sizes(multigpu::plan_of(w), w.n, 3), std::vector<std::int64_t>{24});
+  EXPECT_EQ(step16::sizes(step16::plan_of(w), w.n, 3), std::vector<std::int64_t>{24});
 }
 
 TEST(MultiGpuOptions, ErrorsNameTheOption) {
@@ -145,14 +145,14 @@ TEST(MultiGpuOptions, UnderMpiGpusMustEqualTheRanks) {
 
 TEST(MultiGpuOptions, PerGpuCountOverTheLimitIsRefused) {
   const reduce::Options o = parse({"--n", "2^36", "--per-gpu"});
-  EXPECT_THROW(multigpu::sizes(multigpu::plan_of(o), o.n, 2), reduce::UsageError);
+  EXPECT_THROW(step16::sizes(step16::plan_of(o), o.n, 2), reduce::UsageError);
   // Where --gpus says how many, before any GPU is touched.
   EXPECT_NE(usage_error({"--gpus", "2", "--n", "2^36", "--per-gpu"}).find("2^36"), std::string::npos);
 }
 
 // --help: the harness's sections, this step's title, defaults and options; never a path from argv.
 TEST(MultiGpuOptions, HelpHasTheSectionsAndTheDefaults) {
-  const std::string h = reduce::usage("16_multi_gpu", "one array over several GPUs", multigpu::option_spec(false, 512));
+  const std::string h = reduce::usage("16_multi_gpu", "one array over several GPUs", step16::option_spec(false, 512));
   for (const char* part : {"16_multi_gpu: one array over several GPUs\n", "usage: 16_multi_gpu [options]", "[2^30]",
                            "--gpus N", "--per-gpu", "--sweep A:B", "--single-gpu", "[512]", "--cpu-runs",
                            "--exact", "refused here: the step uses GPUs 0 .. N-1", "Exit codes"})
@@ -173,11 +173,11 @@ reduce::Report made_up_record() {
   return r;
 }
 
-multigpu::TeamFields made_up_fields() {
-  multigpu::TeamFields t;
+step16::TeamFields made_up_fields() {
+  step16::TeamFields t;
   t.mode = "mpi";
   t.gpus = 2;
-  t.collective_ms = {0.05, 0.04, 0.06};
+  t.timing.collective = reduce::summarize({0.04, 0.05, 0.06});
   t.nccl_version = 22803;
   t.gpus_agree = true;
   return t;
@@ -186,15 +186,15 @@ multigpu::TeamFields made_up_fields() {
 // The fields the scripts read, with the types of every step's record (cuda_runtime a string).
 // --reproducible and --virtual-ranks: read into the plan, the combinations that mean nothing refused.
 TEST(MultiGpuOptions, ReproducibleModeAndVirtualRanks) {
-  const multigpu::Plan plain = multigpu::plan_of(parse({}));
+  const step16::Plan plain = step16::plan_of(parse({}));
   EXPECT_FALSE(plain.reproducible);
   EXPECT_EQ(plain.virtual_ranks, 0);
-  const multigpu::Plan p = multigpu::plan_of(parse({"--reproducible", "--virtual-ranks", "3"}));
+  const step16::Plan p = step16::plan_of(parse({"--reproducible", "--virtual-ranks", "3"}));
   EXPECT_TRUE(p.reproducible);
   EXPECT_EQ(p.virtual_ranks, 3);
-  EXPECT_TRUE(multigpu::plan_of(parse({"--reproducible", "--gpus", "2"})).reproducible);
+  EXPECT_TRUE(step16::plan_of(parse({"--reproducible", "--gpus", "2"})).reproducible);
   const reduce::Options w = parse({"--reproducible", "--virtual-ranks", "3", "--n", "10", "--per-gpu"});
-  EXPECT_EQ(multigpu::sizes(multigpu::plan_of(w), w.n, 3), std::vector<std::int64_t>{30});
+  EXPECT_EQ(step16::sizes(step16::plan_of(w), w.n, 3), std::vector<std::int64_t>{30});
 
   EXPECT_NE(usage_error({"--virtual-ranks", "2"}).find("needs --reproducible or --exact"), std::string::npos);
   EXPECT_NE(usage_error({"--reproducible", "--virtual-ranks", "2", "--gpus", "2"}).find("exclude"), std::string::npos);
@@ -210,12 +210,12 @@ TEST(MultiGpuOptions, ReproducibleModeAndVirtualRanks) {
 // --exact: its own flag, with --virtual-ranks or --gpus, and refused beside --reproducible, --single-gpu
 // and under MPI.
 TEST(MultiGpuOptions, ExactMode) {
-  EXPECT_FALSE(multigpu::plan_of(parse({})).exact);
-  const multigpu::Plan p = multigpu::plan_of(parse({"--exact", "--virtual-ranks", "5"}));
+  EXPECT_FALSE(step16::plan_of(parse({})).exact);
+  const step16::Plan p = step16::plan_of(parse({"--exact", "--virtual-ranks", "5"}));
   EXPECT_TRUE(p.exact);
   EXPECT_FALSE(p.reproducible);
   EXPECT_EQ(p.virtual_ranks, 5);
-  EXPECT_TRUE(multigpu::plan_of(parse({"--exact", "--gpus", "2"})).exact);
+  EXPECT_TRUE(step16::plan_of(parse({"--exact", "--gpus", "2"})).exact);
   EXPECT_NE(usage_error({"--exact", "--reproducible"}).find("exclude each other"), std::string::npos);
   EXPECT_NE(usage_error({"--exact", "--single-gpu"}).find("--single-gpu: --exact"), std::string::npos);
   EXPECT_NE(usage_error({"--exact", "--virtual-ranks", "2", "--gpus", "2"}).find("exclude"), std::string::npos);
@@ -223,8 +223,8 @@ TEST(MultiGpuOptions, ExactMode) {
   EXPECT_NE(usage_error({"--exact"}, /*mpi=*/true, 2).find("--exact: one process"), std::string::npos);
 }
 
-multigpu::ReproducibleFields made_up_reproducible(const std::string& bits) {
-  multigpu::ReproducibleFields f;
+step16::ReproducibleFields made_up_reproducible(const std::string& bits) {
+  step16::ReproducibleFields f;
   f.gpus = 1;
   f.ranks = 3;
   f.virtual_ranks = true;
@@ -240,48 +240,49 @@ multigpu::ReproducibleFields made_up_reproducible(const std::string& bits) {
 // The reproducible mode's record: its fields, and a fail where the bits are not 14_reproducible's.
 TEST(MultiGpuRecord, ReproducibleFieldsAndTheirVerdict) {
   reduce::Report r = made_up_record();
-  multigpu::add_reproducible_fields(r, made_up_reproducible("0x3f800000"));
-  reduce::add_comparison(r, "ordinary", reduce::Summary{1.0, 0.9, 1.1});  // as main.cpp adds it
+  step16::ReproducibleFields mine = made_up_reproducible("0x3f800000");
+  mine.ordinary = reduce::summarize({0.9, 1.0, 1.1});
+  step16::add_reproducible_fields(r, mine);
   const std::string j = reduce::format_json(r);
   expect_fields(j, {"\"mode\": \"reproducible_virtual\"", "\"gpus\": 1", "\"ranks\": 3", "\"tiles\": 17",
-                    "\"tiles_per_rank\": 6", "\"result_bits\": \"0x3f800000\"", "\"step15_bits\": \"0x3f800000\"",
-                    "\"same_as_step15\": true", "\"ranks_agree\": true", "\"vs_ordinary\": 0.5",
+                    "\"tiles_per_rank\": 6", "\"result_bits\": \"0x3f800000\"", "\"step14_bits\": \"0x3f800000\"",
+                    "\"same_as_step14\": true", "\"ranks_agree\": true", "\"vs_ordinary\": 0.5",
                     "\"passed\": true"});
   EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 1000.0);  // one GPU's peak
 
   reduce::Report other = made_up_record();
-  multigpu::add_reproducible_fields(other, made_up_reproducible("0x3f800001"));
+  step16::add_reproducible_fields(other, made_up_reproducible("0x3f800001"));
   EXPECT_FALSE(other.passed);
-  EXPECT_NE(reduce::format_json(other).find("\"same_as_step15\": false"), std::string::npos);
+  EXPECT_NE(reduce::format_json(other).find("\"same_as_step14\": false"), std::string::npos);
   reduce::Report split = made_up_record();
-  multigpu::ReproducibleFields f = made_up_reproducible("0x3f800000");
+  step16::ReproducibleFields f = made_up_reproducible("0x3f800000");
   f.ranks_agree = false;
-  multigpu::add_reproducible_fields(split, f);
+  step16::add_reproducible_fields(split, f);
   EXPECT_FALSE(split.passed);
 }
 
 // The exact mode's record: its own fields (the shards from n and the ranks), none of the order's.
 TEST(MultiGpuRecord, ExactFieldsAndTheirVerdict) {
-  multigpu::ReproducibleFields f = made_up_reproducible("0x3f800000");
+  step16::ReproducibleFields f = made_up_reproducible("0x3f800000");
   f.exact = true;
   f.virtual_ranks = false;
   f.gpus = 3;
   f.tiles = f.tiles_per_rank = 0;
   f.limbs = 12;
   reduce::Report r = made_up_record();  // n = 1000 over 3 ranks: shards of 333 and 334
-  multigpu::add_reproducible_fields(r, f);
+  step16::add_reproducible_fields(r, f);
   const std::string j = reduce::format_json(r);
   expect_fields(j, {"\"mode\": \"exact\"", "\"gpus\": 3", "\"ranks\": 3", "\"shard_min\": 333",
                     "\"shard_max\": 334", "\"limbs\": 12", "\"result_bits\": \"0x3f800000\"",
                     "\"single_bits\": \"0x3f800000\"", "\"same_as_single\": true", "\"ranks_agree\": true",
                     "\"passed\": true"});
-  for (const char* field : {"tiles", "step15_bits"}) EXPECT_EQ(j.find(field), std::string::npos) << field << " in " << j;
+  for (const char* field : {"tiles", "step14_bits"}) EXPECT_EQ(j.find(field), std::string::npos) << field << " in " << j;
   EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 3000.0);  // three GPUs' peak
 
   f.virtual_ranks = true;
   f.result_bits = "0x3f800001";
   reduce::Report other = made_up_record();
-  multigpu::add_reproducible_fields(other, f);
+  step16::add_reproducible_fields(other, f);
   EXPECT_FALSE(other.passed);
   const std::string k = reduce::format_json(other);
   EXPECT_NE(k.find("\"mode\": \"exact_virtual\""), std::string::npos) << k;
@@ -290,7 +291,7 @@ TEST(MultiGpuRecord, ExactFieldsAndTheirVerdict) {
 
 TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
   reduce::Report r = made_up_record();
-  multigpu::add_team_fields(r, made_up_fields());
+  step16::add_team_fields(r, made_up_fields());
   const std::string j = reduce::format_json(r);
   expect_fields(j, {"\"step\": \"16_multi_gpu\"", "\"mode\": \"mpi\"", "\"gpus\": 2", "\"n\": 1000",
                     "\"median_ms\": 2", "\"min_ms\": 1.5", "\"max_ms\": 3", "\"gbps\": ",
@@ -302,11 +303,14 @@ TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
   EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 2000.0);  // of both GPUs' peak
 
   reduce::Report with_baseline = made_up_record();
-  multigpu::TeamFields t = made_up_fields();
-  multigpu::add_team_fields(with_baseline, t);
-  reduce::add_comparison(with_baseline, "single_gpu", reduce::Summary{4.0, 3.5, 4.5});  // as main.cpp adds it
+  step16::TeamFields t = made_up_fields();
+  t.timing.single = reduce::summarize({3.5, 4.0, 4.5});
+  t.timing.single_step = "10_loads_in_flight";
+  step16::add_team_fields(with_baseline, t);
   const std::string json = reduce::format_json(with_baseline);
-  expect_fields(json, {"\"vs_single_gpu\": 2", "\"single_gpu_median_ms\": 4", "\"single_gpu_gbps\": "});
+  expect_fields(json, {"\"vs_single_gpu\": 2", "\"single_gpu_median_ms\": 4", "\"single_gpu_gbps\": ",
+                       "\"single_gpu_step\": \"10_loads_in_flight\"", "\"time_over_floor\": 0.49"});
+  EXPECT_EQ(j.find("single_gpu_step"), std::string::npos) << "no step alone, no comparison with it";
   EXPECT_EQ(json.find("speedup_vs_single_gpu"), std::string::npos) << "one name for the speedup: vs_single_gpu";
   const std::string text = reduce::format_text(with_baseline);
   EXPECT_NE(text.find("vs_single_gpu 2"), std::string::npos) << text;
@@ -316,17 +320,50 @@ TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
 // csv: the header names 16's fields after the common ones, and a record has as many columns.
 TEST(MultiGpuRecord, CsvHeaderAndLineAgree) {
   reduce::Report r = made_up_record();
-  multigpu::add_team_fields(r, made_up_fields());
+  step16::add_team_fields(r, made_up_fields());
   const std::string header = reduce::csv_header(r), line = reduce::format_csv(r);
   EXPECT_EQ(header.rfind(reduce::csv_header(), 0), 0u) << "the common columns first";
-  for (const char* column : {",mode,gpus,n_per_gpu,shard_min,shard_max,collective_ms,", ",nccl_version"})
+  for (const char* column : {",mode,gpus,n_per_gpu,shard_min,shard_max,", ",nccl_version,collective_ms,",
+                             ",collective_share,head_start_ms,enqueue_ms,late_runs"})
     EXPECT_NE(header.find(column), std::string::npos) << column << " not in " << header;
   EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(line.begin(), line.end(), ','));
 }
 
+// The rounds' order: every contender at every position once in `count` rounds, none always first.
+TEST(MultiGpuTiming, RoundOrderRotates) {
+  EXPECT_EQ(step16::round_order(3, 0), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(step16::round_order(3, 1), (std::vector<int>{1, 2, 0}));
+  EXPECT_EQ(step16::round_order(3, 5), (std::vector<int>{2, 0, 1}));
+  EXPECT_TRUE(step16::round_order(0, 4).empty());
+  for (int count = 1; count <= 5; ++count)
+    for (int position = 0; position < count; ++position) {
+      std::vector<int> seen;
+      for (int r = 0; r < count; ++r) seen.push_back(step16::round_order(count, r)[position]);
+      std::sort(seen.begin(), seen.end());
+      for (int k = 0; k < count; ++k) EXPECT_EQ(seen[k], k) << count << " contenders, position " << position;
+    }
+}
+
+// Ratios paired by round: a round slow for both does not move the ratio; more work that reads faster
+// than its base beyond the noise is caught; a base that took no time (one rank's in-place all-gather)
+// is never beaten.
+TEST(MultiGpuTiming, PairedRatioAndTheNoise) {
+  const std::vector<double> base = {1.0, 2.0, 1.0, 1.0, 10.0};
+  const std::vector<double> same_rounds = {1.1, 2.2, 1.1, 1.1, 11.0};
+  EXPECT_DOUBLE_EQ(step16::paired_ratio(same_rounds, base), 1.1);
+  EXPECT_TRUE(step16::not_faster_beyond_noise(same_rounds, base, 0.05));
+  const std::vector<double> faster = {0.9, 1.8, 0.9, 0.9, 9.0};
+  EXPECT_DOUBLE_EQ(step16::paired_ratio(faster, base), 0.9);
+  EXPECT_FALSE(step16::not_faster_beyond_noise(faster, base, 0.05));
+  EXPECT_TRUE(step16::not_faster_beyond_noise(faster, base, 0.15));
+  EXPECT_TRUE(step16::not_faster_beyond_noise(faster, {0.0, 0.0, 0.0, 0.0, 0.0}, 0.05));
+  EXPECT_DOUBLE_EQ(step16::paired_ratio({}, base), 0.0);
+  EXPECT_DOUBLE_EQ(step16::paired_ratio({2.0, 3.0}, {0.0, 1.0}), 3.0) << "a base of 0 ms pairs with nothing";
+}
+
 TEST(MultiGpuRecord, NcclVersionString) {
-  EXPECT_EQ(multigpu::nccl_version_string(22803), "2.28.3");
-  EXPECT_EQ(multigpu::nccl_version_string(21903), "2.19.3");
+  EXPECT_EQ(step16::nccl_version_string(22803), "2.28.3");
+  EXPECT_EQ(step16::nccl_version_string(21903), "2.19.3");
 }
 
 }  // namespace

@@ -13,25 +13,25 @@
 #include <string>
 #include <vector>
 
-#include "bits.hpp"       // 14_reproducible_host
-#include "exact_acc.hpp"  // 15_exact: the accumulator on the CPU, the oracle of the exact mode
-#include "gpu_test_util.hpp"
+#include "14_reproducible/bits.hpp"       // 14_reproducible_host
+#include "15_exact/exact_acc.hpp"  // 15_exact: the accumulator on the CPU, the oracle of the exact mode
+#include "tests/gpu_test_util.hpp"
 #include "input.hpp"
-#include "property.hpp"
+#include "tests/property.hpp"
 #include "ranks.cuh"
-#include "reproducible.cuh"  // 14_reproducible_kernel
+#include "14_reproducible/reproducible.cuh"  // 14_reproducible_kernel
 
 namespace {
 
-using multigpu::Sum;
+using step16::Sum;
 
 const char* name_of(Sum sum) { return sum == Sum::exact ? "exact" : "reproducible"; }
 
 // The exact sum rounded once, on the CPU (15_exact's accumulator, one float at a time).
 float cpu_exact(const std::vector<float>& x, std::int64_t n) {
-  exact::Acc a{};
-  for (std::int64_t i = 0; i < n; ++i) exact::add(a, x[i]);
-  return exact::rounded(a);
+  step15::Acc a{};
+  for (std::int64_t i = 0; i < n; ++i) step15::add(a, x[i]);
+  return step15::rounded(a);
 }
 
 // The mode's step launched once over host[0..n) with block and grid into *out: what every rank count
@@ -39,21 +39,21 @@ float cpu_exact(const std::vector<float>& x, std::int64_t n) {
 // exact CPU sum).
 std::string single(Sum sum, const std::vector<float>& host, std::int64_t n, float* out, int block = 512,
                    std::int64_t grid = 0) {
-  *out = multigpu::single_launch(sum, host.data(), n, 0, block, grid);
-  const float oracle = sum == Sum::exact ? cpu_exact(host, n) : repro::model_sum(host.data(), n);
-  if (repro::bits_text(*out) == repro::bits_text(oracle)) return "";
-  return "the single launch gives " + repro::bits_text(*out) + ", the CPU " + repro::bits_text(oracle);
+  *out = step16::single_launch(sum, host.data(), n, 0, block, grid);
+  const float oracle = sum == Sum::exact ? cpu_exact(host, n) : step14::model_sum(host.data(), n);
+  if (step14::bits_text(*out) == step14::bits_text(oracle)) return "";
+  return "the single launch gives " + step14::bits_text(*out) + ", the CPU " + step14::bits_text(oracle);
 }
 
 // "" when every run on every rank of `team` gives want's bits for host[0..n), else what differed.
-std::string team_gives(multigpu::ReproducibleTeam& team, const std::vector<float>& host, std::int64_t n, float want) {
+std::string team_gives(step16::ReproducibleTeam& team, const std::vector<float>& host, std::int64_t n, float want) {
   std::ostringstream why;
   team.load(host.data(), n);
-  const multigpu::ReproducibleResult res = team.run(1, 2);
+  const step16::ReproducibleResult res = team.run(1, 2);
   if (res.results.size() != 3) why << res.results.size() << " results for 3 runs; ";
   for (float v : res.results)
-    if (repro::bits_text(v) != repro::bits_text(want)) {
-      why << "bits " << repro::bits_text(v) << " (" << v << "), the single launch's " << repro::bits_text(want) << " ("
+    if (step14::bits_text(v) != step14::bits_text(want)) {
+      why << "bits " << step14::bits_text(v) << " (" << v << "), the single launch's " << step14::bits_text(want) << " ("
           << want << "); ";
       break;
     }
@@ -72,14 +72,14 @@ std::vector<float> input(std::int64_t n, reduce::Pattern p, std::uint64_t seed) 
 const std::int64_t kSizes[] = {0, 1, 5, 513, 4097, 100003, (1 << 20) + 3, (1 << 24) + 5, 3 * (1 << 22) + 7};
 
 void one_to_eight_virtual_ranks(Sum sum, const std::vector<reduce::Pattern>& patterns) {
-  std::vector<multigpu::ReproducibleTeam> teams;
-  for (int ranks = 1; ranks <= 8; ++ranks) teams.push_back(multigpu::ReproducibleTeam::virtual_ranks(sum, 0, ranks, 512));
+  std::vector<step16::ReproducibleTeam> teams;
+  for (int ranks = 1; ranks <= 8; ++ranks) teams.push_back(step16::ReproducibleTeam::virtual_ranks(sum, 0, ranks, 512));
   for (std::int64_t n : kSizes)
     for (reduce::Pattern p : patterns) {
       const std::vector<float> host = input(n, p, 3);
       float want = 0.0f;
       ASSERT_EQ(single(sum, host, n, &want), "") << name_of(sum) << ", n=" << n << " " << reduce::to_string(p);
-      for (multigpu::ReproducibleTeam& team : teams)
+      for (step16::ReproducibleTeam& team : teams)
         EXPECT_EQ(team_gives(team, host, n, want), "")
             << name_of(sum) << ", " << team.ranks() << " virtual ranks, n=" << n << " " << reduce::to_string(p);
     }
@@ -103,16 +103,16 @@ TEST(ReproducibleRanks, ShardsCoverTheTilesInOrder) {
     for (int ranks = 1; ranks <= 9; ++ranks) {
       std::int64_t next = 0, elements = 0;
       for (int r = 0; r < ranks; ++r) {
-        const repro::TileRange t = repro::shard_tiles(n, ranks, r);
+        const step14::TileRange t = step14::shard_tiles(n, ranks, r);
         EXPECT_EQ(t.first, next) << "n=" << n << " ranks=" << ranks << " rank=" << r;
         EXPECT_LE(t.count, t.per);
         if (t.count > 0) {
-          EXPECT_EQ(repro::shard_begin(n, t) % repro::tile_elements(n), 0);
+          EXPECT_EQ(step14::shard_begin(n, t) % step14::tile_elements(n), 0);
         }
         next += t.count;
-        elements += repro::shard_elements(n, t);
+        elements += step14::shard_elements(n, t);
       }
-      EXPECT_EQ(next, repro::num_tiles(n));
+      EXPECT_EQ(next, step14::num_tiles(n));
       EXPECT_EQ(elements, n);
     }
   }
@@ -191,7 +191,7 @@ std::string verify(Sum sum, const Case& c) {
   const std::vector<float> host = c.pattern ? input(c.n, *c.pattern, c.seed) : wide_input(c.n, c.seed);
   float want = 0.0f;
   if (std::string why = single(sum, host, c.n, &want, c.single_block, c.single_grid); !why.empty()) return why;
-  multigpu::ReproducibleTeam team = multigpu::ReproducibleTeam::virtual_ranks(sum, 0, c.ranks, c.block, c.grid);
+  step16::ReproducibleTeam team = step16::ReproducibleTeam::virtual_ranks(sum, 0, c.ranks, c.block, c.grid);
   return team_gives(team, host, c.n, want);
 }
 
@@ -216,7 +216,7 @@ TEST(RealRanks, EveryGpuCountGivesTheSingleLaunchsBits) {
   if (count < 2) GTEST_SKIP() << "needs 2 GPUs, this machine shows " << count;
   for (Sum sum : {Sum::exact, Sum::order})
     for (int gpus = 2; gpus <= std::min(count, 8); ++gpus) {
-      multigpu::ReproducibleTeam team = multigpu::ReproducibleTeam::nccl_ranks(sum, gpus, 512);
+      step16::ReproducibleTeam team = step16::ReproducibleTeam::nccl_ranks(sum, gpus, 512);
       for (std::int64_t n : {std::int64_t{1}, std::int64_t{4097}, std::int64_t{(1 << 24) + 5}})
         for (reduce::Pattern p : {reduce::Pattern::mixed, reduce::Pattern::limits}) {
           const std::vector<float> host = input(n, p, 11);

@@ -11,8 +11,10 @@
 #include <tuple>
 #include <vector>
 
-#include "gpu_test_util.hpp"
+#include "tests/gpu_test_util.hpp"
+#include "input.hpp"
 #include "multi_gpu.hpp"
+#include "rounds.cuh"
 #include "team.cuh"
 
 namespace {
@@ -35,16 +37,16 @@ std::optional<std::string> why_not(int gpus) {
 // One team per size of team for the whole program: making a communicator takes a while.
 class Teams : public ::testing::Environment {
  public:
-  static multigpu::Team& get(int gpus) {
+  static step16::Team& get(int gpus) {
     auto& slot = teams()[gpus];
-    if (!slot) slot = std::make_unique<multigpu::Team>(multigpu::Team::all_local(gpus, 512));
+    if (!slot) slot = std::make_unique<step16::Team>(step16::Team::all_local(gpus, 512));
     return *slot;
   }
   void TearDown() override { teams().clear(); }  // before the CUDA runtime shuts down
 
  private:
-  static std::map<int, std::unique_ptr<multigpu::Team>>& teams() {
-    static std::map<int, std::unique_ptr<multigpu::Team>> t;
+  static std::map<int, std::unique_ptr<step16::Team>>& teams() {
+    static std::map<int, std::unique_ptr<step16::Team>> t;
     return t;
   }
 };
@@ -52,13 +54,13 @@ const auto* const kTeams = ::testing::AddGlobalTestEnvironment(new Teams);
 
 // Loads n elements, runs warm-up + timed runs, and checks every total against the reference.
 std::vector<float> reduce_and_check(int gpus, std::int64_t n, Pattern p, std::uint64_t seed = 7) {
-  multigpu::Team& team = Teams::get(gpus);
+  step16::Team& team = Teams::get(gpus);
   reduce::Reference ref;
   for (const reduce::Reference& part : team.load(n, p, seed)) {
     ref.sum += part.sum;
     ref.abs_sum += part.abs_sum;
   }
-  const multigpu::Timings t = team.run(/*warmup=*/1, /*iters=*/3);
+  const step16::Timings t = team.run(/*warmup=*/1, /*iters=*/3);
   EXPECT_TRUE(t.gpus_agree) << "the GPUs hold different totals, n = " << n;
   EXPECT_EQ(t.results.size(), 4u);
   EXPECT_EQ(t.ms.size(), 3u);
@@ -113,11 +115,24 @@ TEST_P(MultiGpuDeterminism, RepeatedRunsGiveTheSameBits) {
 INSTANTIATE_TEST_SUITE_P(Gpus, MultiGpuDeterminism, ::testing::Values(1, 2, 4),
                          [](const auto& info) { return std::to_string(info.param) + "gpus"; });
 
+// Step 10 alone on the first GPU over the team's whole array, timed like every contender (rounds.cuh).
+step16::Totals step10_alone(step16::Team& team, std::int64_t n) {
+  step16::Solo alone(step16::shard_step(), team.first(), team.block());
+  alone.load(team.whole(), n);
+  alone.prepare(3);
+  step16::Contender c;
+  c.lanes = {&team.first()};
+  c.enqueue = [&](int run) { alone.enqueue(run); };
+  step16::run_rounds({&c}, 1, 2);
+  EXPECT_EQ(c.ms.size(), 2u);
+  return alone.totals();
+}
+
 // On one GPU the team's total is step 10's own result: the add of one partial changes nothing.
 TEST(MultiGpuSingle, OneGpuTeamEqualsStep10Alone) {
   SKIP_UNLESS_GPUS(1);
   const std::vector<float> team = reduce_and_check(1, 1000003, Pattern::uniform);
-  const reduce::Runs<float> alone = Teams::get(1).single_gpu(1, 2);
+  const step16::Totals alone = step10_alone(Teams::get(1), 1000003);
   ASSERT_EQ(alone.results.size(), 3u);
   for (float v : alone.results) EXPECT_EQ(std::memcmp(&v, &team[0], sizeof(float)), 0) << v << " vs " << team[0];
 }
@@ -125,16 +140,60 @@ TEST(MultiGpuSingle, OneGpuTeamEqualsStep10Alone) {
 // With several GPUs the baseline runs over the whole array on the first GPU and is correct too.
 TEST(MultiGpuSingle, BaselineOverTheWholeArrayOnTheFirstGpu) {
   SKIP_UNLESS_GPUS(2);
-  multigpu::Team& team = Teams::get(2);
+  step16::Team& team = Teams::get(2);
   const std::int64_t n = 3000017;
   reduce::Reference ref;
-  for (const reduce::Reference& part : team.load(n, Pattern::integers, 5, /*single_gpu=*/true)) {
+  for (const reduce::Reference& part : team.load(n, Pattern::integers, 5, /*whole_too=*/true)) {
     ref.sum += part.sum;
     ref.abs_sum += part.abs_sum;
   }
-  const reduce::Runs<float> alone = team.single_gpu(1, 2);
+  const step16::Totals alone = step10_alone(team, n);
   ASSERT_EQ(alone.results.size(), 3u);
   for (float v : alone.results) EXPECT_TRUE(reduce::check_result(v, ref, n, Pattern::integers).passed) << v;
 }
+
+// One clock for everything compared (rounds.cuh): in the same interleaved rounds, a run that does all
+// of another's work and more never reads faster than it beyond the noise. The ordinary team does step
+// 10's work and the collective's; each mode does the ordinary mode's work and more, and (on one GPU)
+// its step's alone. At n = 2^31 + 3 (where the old timing read the reproducible mode 7% faster than the
+// ordinary one) on one GPU and on every GPU; "Huge", so it runs alone (about 35 GB on one GPU).
+class OneClock : public ::testing::TestWithParam<std::tuple<bool, int>> {};  // (every GPU, mode: -1 none, 0 order, 1 exact)
+
+TEST_P(OneClock, HugeMoreWorkNeverReadsFaster) {
+  const auto [every, which] = GetParam();
+  SKIP_UNLESS_GPUS(every ? 2 : 1);
+  int gpus = 1;
+  if (every) CUDA_CHECK(cudaGetDeviceCount(&gpus));
+  constexpr double kNoise = 0.10;
+  const std::int64_t n = (std::int64_t{1} << 31) + 3;
+  std::optional<step16::ReproducibleTeam> mode;
+  if (which >= 0) {
+    const step16::Sum sum = which ? step16::Sum::exact : step16::Sum::order;
+    mode = step16::ReproducibleTeam::nccl_ranks(sum, gpus, step16::single_step(sum).block.size);
+  }
+  std::vector<float> host(static_cast<std::size_t>(which >= 0 ? n : 1));
+  if (which >= 0) reduce::fill_input(host.data(), n, Pattern::uniform, 5);
+  step16::Lineup line(step16::Team::all_local(gpus, 512), std::move(mode), /*single_gpu=*/true, /*root=*/true);
+  line.load(n, Pattern::uniform, 5, host.data());
+  line.time(/*warmup=*/2, /*iters=*/15);
+  const std::string what = std::to_string(gpus) + " GPUs, " + (which < 0 ? "ordinary" : which ? "exact" : "reproducible");
+  for (const step16::Contender* c : line.contenders()) EXPECT_EQ(c->ms.size(), 15u) << what;
+  auto expect_not_faster = [&](const step16::Contender& more, const step16::Contender& base, const char* pair) {
+    EXPECT_TRUE(step16::not_faster_beyond_noise(more.ms, base.ms, kNoise))
+        << what << ": " << pair << " = " << step16::paired_ratio(more.ms, base.ms) << " (more work read faster)";
+  };
+  expect_not_faster(line.timed(), line.collective(), "run / its collective alone");
+  if (which >= 0) expect_not_faster(line.timed(), line.ordinary(), "mode / ordinary");
+  if (gpus == 1) expect_not_faster(line.timed(), line.alone(), "run / its step alone on one GPU");
+  const step16::Totals t = line.mode() ? line.mode()->totals() : line.team().totals();
+  EXPECT_TRUE(t.agree && t.identical) << what;
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpus, OneClock, ::testing::Combine(::testing::Bool(), ::testing::Values(-1, 0, 1)),
+                         [](const auto& info) {
+                           const int which = std::get<1>(info.param);
+                           return std::string(std::get<0>(info.param) ? "every_gpu_" : "one_gpu_") +
+                                  (which < 0 ? "ordinary" : which ? "exact" : "reproducible");
+                         });
 
 }  // namespace

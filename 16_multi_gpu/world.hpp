@@ -18,7 +18,7 @@
 #include "harness.cuh"
 #include "multi_gpu.hpp"
 
-namespace multigpu {
+namespace step16 {
 
 #ifdef REDUCE_WITH_MPI
 constexpr bool kMpi = true;
@@ -190,4 +190,4 @@ inline int team_size(const Plan& plan) {
   return world.size;
 }
 
-}  // namespace multigpu
+}  // namespace step16
