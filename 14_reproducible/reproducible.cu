@@ -146,6 +146,7 @@ __device__ __forceinline__ void sum_tiles(const Tiling& g, Store store) {
       // its last shuffle (3% of the time at 2^26 on the H100: the README's A/B).
       const bool more = tile_of(u + 1) < g.whole;
       const float4* const next = more ? slice_at(tile_of(u + 1), slice_of(u + 1)) : p;
+      // excerpt: slice
       float4 acc{0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll 1
       for (int r = 1; r <= rounds; ++r) {
@@ -159,6 +160,7 @@ __device__ __forceinline__ void sum_tiles(const Tiling& g, Store store) {
       p = next;
       const float v = warp_reduce(lane_total(acc), Plus{});
       if (threadIdx.x % 32 == 0) slice_sums[u / kPerWarp % 2][slice_of(u)] = v;
+      // end excerpt
     }
     if (u % kPerWarp == kPerWarp - 1) add_slices(slice_sums[u / kPerWarp % 2], tile_of(u), store);
   }
