@@ -13,7 +13,7 @@
 #
 # Builds one step beyond the progression the way add_reduction_step() builds a progression step, and
 # registers the runs its run list <step>/runs.txt names (scripts/reduce_tools/runlist.py describes the
-# format; `scripts/suite runs <step> --cmake` expands it, the one parser of it):
+# format; cmake/RunList.cmake reads it here, without Python):
 #   smoke NAME | ARGUMENTS              CTest smoke runs (77 counts as skipped);
 #   smoke NAME | mpi NP | ARGUMENTS     <name>_mpi under mpirun -np NP, registered only where it is
 #                                       built and configure sees NP GPUs
@@ -21,7 +21,7 @@
 #                                       and TEXT in the one-line message (in stdout for CODE 0)
 # Its sanitize, measure and profile lines are scripts/suite's. A GPU test whose name contains "Huge"
 # (n > 2^31: about 9 GB of device and host memory) runs alone.
-find_package(Python3 COMPONENTS Interpreter QUIET)
+include(${CMAKE_CURRENT_LIST_DIR}/RunList.cmake)
 
 # reduce_add_usage_tests(PREFIX EXE CASE...): one test PREFIX.<name> per CASE,
 # "name|expected exit code|text the message must contain|arguments separated by spaces".
@@ -41,26 +41,15 @@ function(reduce_add_usage_tests prefix exe)
   endforeach()
 endfunction()
 
-# reduce_read_runs(<step> <out_var>): the smoke and cli lines of <step>/runs.txt, expanded by
-# scripts/suite, each as "kind|field|...|arguments".
+# reduce_read_runs(<step> <out_var>): the smoke and cli lines of <step>/runs.txt (cmake/RunList.cmake),
+# each as "kind|field|...|arguments"; none without the file.
 function(reduce_read_runs step out_var)
   set(${out_var} "" PARENT_SCOPE)
   set(file ${PROJECT_SOURCE_DIR}/${step}/runs.txt)
-  if(NOT EXISTS ${file})
-    return()
+  if(EXISTS ${file})
+    reduce_read_run_list(${file} ${PROJECT_SOURCE_DIR}/${step} runs)
+    set(${out_var} "${runs}" PARENT_SCOPE)
   endif()
-  if(NOT Python3_Interpreter_FOUND)
-    message(STATUS "${step}: Python 3 not found, so the smoke and cli runs of runs.txt are not registered")
-    return()
-  endif()
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
-  execute_process(COMMAND ${Python3_EXECUTABLE} -B ${PROJECT_SOURCE_DIR}/scripts/suite runs ${step} --cmake
-    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${step}/runs.txt: ${err}")
-  endif()
-  string(REPLACE "\n" ";" runs "${out}")
-  set(${out_var} "${runs}" PARENT_SCOPE)
 endfunction()
 
 # reduce_find_nccl(<out_var>): TRUE and an imported target reduce::nccl where NCCL (nccl.h and libnccl)

@@ -26,21 +26,14 @@ else()
   # Hundreds of short processes each: on a loaded 2-core machine scripts.tools takes about 4 minutes.
   set_tests_properties(scripts.tools scripts.fuzz scripts.readme_blocks PROPERTIES LABELS cpu TIMEOUT 900)
 
-  # The pairs come from steps.txt through the tool (all but the library step's pair, which has no
-  # budget); configure again when steps.txt changes.
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/steps.txt)
-  execute_process(COMMAND ${Python3_EXECUTABLE} -B suite lesson --pairs
-    WORKING_DIRECTORY ${scripts_dir}
-    OUTPUT_VARIABLE lesson_pairs ERROR_VARIABLE lesson_error RESULT_VARIABLE lesson_rc
-    OUTPUT_STRIP_TRAILING_WHITESPACE)
-  if(NOT lesson_rc EQUAL 0)
-    message(FATAL_ERROR "scripts/suite lesson --pairs: ${lesson_error}")
-  endif()
-  string(REPLACE "\n" ";" lesson_pairs "${lesson_pairs}")
-  foreach(pair IN LISTS lesson_pairs)
-    string(REPLACE " " ";" pair "${pair}")
-    list(GET pair 0 a)
-    list(GET pair 1 b)
+  # The neighbouring pairs of steps.txt (REDUCE_STEPS) but the library step's, which has no budget
+  # (scripts/reduce_tools/lesson.py: checked_pairs); configure runs no Python.
+  list(LENGTH REDUCE_STEPS step_count)
+  math(EXPR last_pair "${step_count} - 3")
+  foreach(i RANGE 0 ${last_pair})
+    math(EXPR j "${i} + 1")
+    list(GET REDUCE_STEPS ${i} a)
+    list(GET REDUCE_STEPS ${j} b)
     add_test(NAME scripts.lesson.${a}.${b} COMMAND ${Python3_EXECUTABLE} -B suite lesson ${a} ${b} --check
       WORKING_DIRECTORY ${scripts_dir})
     set_tests_properties(scripts.lesson.${a}.${b} PROPERTIES LABELS cpu SKIP_RETURN_CODE 77)

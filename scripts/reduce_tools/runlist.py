@@ -1,5 +1,6 @@
-"""One run list per step beyond the progression: <step>/runs.txt, read here and only here (CMake asks
-`scripts/suite runs STEP --cmake` for its smoke and cli lines).
+"""One run list per step beyond the progression: <step>/runs.txt, read here for scripts/suite and by
+cmake/RunList.cmake for CTest (its smoke and cli lines; the tests check that the two readings agree).
+tests/cli.txt and 14_reproducible/tests/bits_cli.txt hold the cli lines of the other executables.
 
 One run per line, its kind first, fields separated by "|"; "#" starts a comment:
     smoke NAME | ARGUMENTS                a CTest smoke run (77 counts as skipped)
@@ -9,6 +10,8 @@ One run per line, its kind first, fields separated by "|"; "#" starts a comment:
     sanitize TOOLS | ARGUMENTS            compute-sanitizer runs of `suite gpu` (TOOLS: all or a,b)
     measure NAME | [mpi NP|all |] ARGUMENTS  the runs behind the step's tables (`suite measure`)
     profile NAME | KERNELS | ARGUMENTS    Nsight Compute runs (`suite profile`), KERNELS ncu's -k filter
+    program TARGET PREFIX                 the cli lines after it check TARGET, as tests PREFIX.NAME
+                                          (in a list of cli lines only; in runs.txt they check the step)
 and the measured tables' settings:
     title: TEXT            what the main table shows
     columns: a, b          the record fields that lead each row
@@ -57,19 +60,23 @@ def _expand(items, i, path, inside):
 
 
 class RunList:
-    def __init__(self, step, text=None):
-        self.step, self.path = step, ROOT / step / "runs.txt"
+    def __init__(self, step, text=None, path=None):
+        self.step, self.path = step, path or ROOT / step / "runs.txt"
         if text is None:
             text = read_text(self.path)
         self.runs, self.title, self.columns, self.ceiling, self.tables = [], "", [], True, {}
         self.skip, self.largest, self.demo = None, False, []
         items = [(k, line.split("#", 1)[0].strip()) for k, line in enumerate(text.splitlines(), 1)]
-        lines, _ = _expand([x for x in items if x[1]], 0, f"{step}/runs.txt", False)
+        lines, _ = _expand([x for x in items if x[1]], 0, self.where, False)
         for number, line in lines:
             self._line(number, line)
 
+    @property
+    def where(self):
+        return self.path.relative_to(ROOT).as_posix() if self.path.is_relative_to(ROOT) else str(self.path)
+
     def _line(self, number, line):
-        where = f"{self.step}/runs.txt:{number}"
+        where = f"{self.where}:{number}"
         loose = re.search(r"\{[A-Za-z_]\w*\}", line)
         if loose:
             raise Failure(f"{where}: {loose.group(0)} outside a 'for' over it")
@@ -94,6 +101,12 @@ class RunList:
                 raise Failure(f"{where}: expected 'table NAME: field, field'")
             return
         kind, _, rest = line.partition(" ")
+        if kind == "program":
+            words = rest.split()
+            if len(words) != 2:
+                raise Failure(f"{where}: expected program TARGET PREFIX")
+            self.runs.append(Run(kind, words[0], words[1:], [], where))
+            return
         if kind not in KINDS:
             raise Failure(f"{where}: expected a kind ({', '.join(KINDS)}) or a setting, got {quote(line, 40)}")
         parts = [p.strip() for p in rest.split("|")]
@@ -120,4 +133,5 @@ class RunList:
     def cmake_lines(self):
         """The smoke and cli runs as cmake/BeyondStep.cmake reads them: fields joined by "|", the
         arguments by spaces (a cli argument ">FILE" sends the run's stdout to FILE)."""
-        return ["|".join([r.kind, r.name, *r.fields, " ".join(r.args)]) for r in self.runs if r.kind in ("smoke", "cli")]
+        return ["|".join([r.kind, r.name, *r.fields] + ([" ".join(r.args)] if r.kind != "program" else []))
+                for r in self.runs if r.kind in ("smoke", "cli", "program")]

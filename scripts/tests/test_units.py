@@ -2,7 +2,9 @@
 
 import os
 import random
+import shutil
 import stat
+import subprocess
 import tempfile
 import time
 import unittest
@@ -10,7 +12,7 @@ from pathlib import Path
 from unittest import mock
 
 from reduce_tools import common, readme, runlist, stats, tables
-from reduce_tools.common import Failure, UsageError
+from reduce_tools.common import ROOT, Failure, UsageError
 
 
 class RunLists(unittest.TestCase):
@@ -45,6 +47,24 @@ class RunLists(unittest.TestCase):
                 p = runlist.RunList(step)
                 self.assertTrue(p.of("smoke") and p.of("cli"), step)
                 self.assertEqual(len({r.name for r in p.of("smoke")}), len(p.of("smoke")), "a smoke name twice")
+
+
+    def test_cmake_reads_the_run_lists_as_this_module_does(self):
+        """cmake/RunList.cmake registers the CTest runs without Python: the same lines, or CTest would
+        run what scripts/suite does not list."""
+        if shutil.which("cmake") is None:
+            self.skipTest("cmake is not on PATH")
+        lists = [(ROOT / s / "runs.txt", ROOT / s) for s in common.read_beyond()]
+        lists += [(ROOT / "tests" / "cli.txt", ROOT / "tests"), (ROOT / "14_reproducible" / "tests" / "bits_cli.txt", ROOT / "14_reproducible")]
+        for path, folder in lists:
+            if not path.is_file():
+                continue
+            with self.subTest(path=path.name, folder=folder.name):
+                p = subprocess.run(["cmake", f"-DFILE={path}", f"-DDIR={folder}", "-P", str(ROOT / "cmake" / "RunList.cmake")],
+                                   capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                plan = runlist.RunList(folder.name, path=path)
+                self.assertEqual(p.stdout.splitlines(), plan.cmake_lines())
 
 
 class Values(unittest.TestCase):
