@@ -19,7 +19,8 @@ outside. The names (the vocabulary the READMEs use):
   check             one line per GPU: the GPU session's tests, compute-sanitizer and commit
   variants:SET      perf/variants' set SET as text; ablation:GPU the ablation on that GPU
   STEP, STEP:NAME, STEP:profile   a step beyond the progression: its main table, each "table NAME:"
-                    of STEP/runs.txt (16_multi_gpu:scaling: the scaling tables), its ncu table
+                    of STEP/runs.txt (16_multi_gpu:scaling: the scaling tables; 16_multi_gpu:crossover
+                    their crossover lines alone), its ncu table
   STEP:demo         its small table: the runs of runs.txt's "demo:" line at beyond.txt's demo n; a step
                     with one keeps its full tables (main, named, profile) in docs/results.md
   excerpt:PATH[:REGIONS]  code from a source file (PATH from the repository root), cut to its regions
@@ -383,6 +384,10 @@ class Data:
             elif what == "profile":
                 if b.profile:
                     parts.append(f"{head}\n\n" + tables.profile_table(b.profile))
+            elif what == "crossover":  # the scaling tables' crossover lines alone
+                body = tables.scaling_tables(b.results)
+                if "Crossover" in body:
+                    parts.append(f"{head}: " + body[body.index("Crossover"):].split("\n\nWeak scaling")[0])
             elif what == "scaling":
                 body = tables.scaling_tables(b.results)
                 if body:
