@@ -1,6 +1,6 @@
 """racecheck.py --expect race|clean [--sanitizer PATH] EXE: runs compute-sanitizer's racecheck on a
 step executable (step 04 and its racecheck demo, 04_unroll_warp_unsafe) and checks its verdict: a race
-reported (at least one hazard an error) or none. Exit 0 as expected, 1 otherwise, 77 (skipped, the
+reported (at least one hazard, an error or a warning) or none. Exit 0 as expected, 1 otherwise, 77 (skipped, the
 reason on stderr) where no compute-sanitizer is found or the executable finds no usable GPU."""
 
 import argparse
@@ -36,11 +36,11 @@ def main():
     if not m:
         print(f"FAILED: no racecheck summary in the output of {' '.join(cmd)} (exit {run.returncode})", file=sys.stderr)
         return 1
-    errors = int(m.group(2))
-    if a.expect == "race" and errors == 0:
+    hazards = int(m.group(1))  # a race inside a warp may be counted as a warning, not an error
+    if a.expect == "race" and hazards == 0:
         print("FAILED: racecheck reported no race in the unsafe tail", file=sys.stderr)
         return 1
-    if a.expect == "clean" and (errors or int(m.group(1)) or run.returncode not in (0, 1)):
+    if a.expect == "clean" and (hazards or run.returncode != 0):
         print(f"FAILED: racecheck reported {m.group(1)} hazards in the safe tail", file=sys.stderr)
         return 1
     print(f"as expected: {m.group(0)}")
