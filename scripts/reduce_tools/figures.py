@@ -2,6 +2,8 @@
   gain_<step>.png   the step's time against the previous step's at every n of the sweeps, one line per GPU
   sweep_<gpu>.png   GB/s against n for every step, with the read ceiling
   steps_<gpu>.png   every step's GB/s at the table's n, the read ceiling as a line
+  crossover_<gpu>.png  16_multi_gpu: time against n in each mode, a line per GPU count and one for the
+                    mode's step alone on one GPU (timed in the same rounds), from every machine of that GPU
 All are drawn before any is written, then written together."""
 
 import io
@@ -38,7 +40,65 @@ def plans(data):
         if g.sweep:
             out[f"sweep_{g.folder.name}.png"] = lambda plt, g=g: sweep(plt, data, g)
         out[f"steps_{g.folder.name}.png"] = lambda plt, g=g: steps(plt, g)
+    for gpu, folders in crossover_folders(data).items():
+        out[f"crossover_{gpu}.png"] = lambda plt, gpu=gpu, f=folders: crossover(plt, gpu, f)
     return out
+
+
+MULTI_GPU = "16_multi_gpu"
+MODES = {"ordinary": ("single_process",), "reproducible": ("reproducible",), "exact": ("exact",)}
+
+
+def crossover_folders(data):
+    """{gpu: 16's record folders of every machine of that GPU (h200, h200_x2, h200_x4)} where a sweep of
+    one mode holds more than one n on more than one GPU."""
+    out = {}
+    for b in data.beyond.get(MULTI_GPU, []):
+        out.setdefault(b.folder.parent.name.split("_x")[0], []).append(b)
+    return {gpu: bs for gpu, bs in out.items() if any(len(lines) > 1 for lines in crossover_lines(bs).values())}
+
+
+def crossover_lines(folders):
+    """{(mode, label): {n: median ms}}: a line per GPU count of each mode (records over the whole array,
+    no virtual ranks, one process), and per mode its step alone on one GPU; the first record of a point wins."""
+    lines = {}
+    for b in folders:
+        for _, records in b.results:
+            for r in records:
+                mode = next((m for m, names in MODES.items() if r.get("mode") in names), None)
+                if mode is None or r.get("n_per_gpu") or not isinstance(r.get("gpus"), int):
+                    continue
+                n = int(r["n"])
+                lines.setdefault((mode, f"{r['gpus']} GPU" + "s" * (r["gpus"] > 1)), {}).setdefault(n, r["median_ms"])
+                if r.get("single_gpu_median_ms"):
+                    lines.setdefault((mode, "1 GPU, the step alone"), {}).setdefault(n, r["single_gpu_median_ms"])
+    return {k: v for k, v in lines.items() if len(v) > 1}
+
+
+def crossover(plt, gpu, folders):
+    lines = crossover_lines(folders)
+    fig, axes = plt.subplots(1, len(MODES), figsize=(12, 3.6), sharey=True)
+    for ax, mode in zip(axes, MODES):
+        for (m, label), points in sorted(lines.items(), key=lambda kv: (kv[0][1].endswith("alone"), kv[0][1])):
+            if m == mode:
+                ns = sorted(points)
+                alone = label.endswith("alone")
+                ax.plot(ns, [points[n] for n in ns], marker="" if alone else "o", ms=3, lw=2 if alone else 1.2,
+                        ls="--" if alone else "-", color="black" if alone else None, label=label)
+        ax.set_xscale("log", base=2)  # ticks 2^k, as the runs name their sizes
+        ax.set(yscale="log", xlabel="n (floats in all)", title=mode)
+        ax.grid(True, which="major", lw=0.3)
+        if ax.lines:
+            ax.legend(fontsize=7)
+    axes[0].set_ylabel("median ms (L2 flushed)")
+    name = label_of(folders)
+    fig.suptitle(f"{MULTI_GPU} on {name}: time against n; more GPUs pay where their line is under the step alone",
+                 fontsize=9)
+    return fig
+
+
+def label_of(folders):
+    return str(folders[0].meta.get("device", "?")).removeprefix("NVIDIA ")
 
 
 def gain(plt, data, step, prev):
