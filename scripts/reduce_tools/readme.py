@@ -51,6 +51,9 @@ from .common import (CEILING_TOOL, FIELDS, RESULTS, ROOT, Failure, check_fields,
 from .runlist import RunList
 
 AB_FIELDS = ("step", "against", "n", "ratio", "low", "high", "verdict")  # an A/B record: B/A time, its 95% interval
+# A variants set's parts a README shows (the text after "SET n =" holds one of these); the rest is linked.
+SHOWN = {"tiles": ("n = 2^20 ", "n = 2^28 "),  # where the tiles pay, and a full stream
+         "atomics": ("n = 2^26, pattern constant", "n = 2^26, pattern uniform")}  # where a float total stops
 COMMENT = re.compile(r"<!--(.*?)-->", re.S)
 NAME = r"[A-Za-z0-9_.:/,-]+"  # a block's name: excerpt and diff blocks name files and regions
 # Process text: a commit (7-40 hex digits with a letter and a digit) or an ISO date. Outside generated
@@ -346,17 +349,19 @@ class Data:
         if kind == "ablation":
             return tables.ablation_table(body)
         left_out = ""
-        if which == "tiles":  # the sizes the lesson reads: where the tiles pay (2^20), and a full stream
+        shown = SHOWN.get(which)
+        if shown:  # the parts the lesson reads; the rest named, with a link
             keep, out, others = False, [], []
             for line in body:
-                if line.startswith("tiles n ="):
-                    keep = "n = 2^20 " in line or "n = 2^28 " in line
-                    others += [] if keep else [line.split()[3]]
+                if line.startswith(f"{which} n ="):
+                    keep = any(k in line for k in shown)
+                    parts = line[len(which) + 1:].replace(" floats", "").split(", ")
+                    others += [] if keep else [", ".join(p for p in parts[:2] if p.startswith(("n =", "pattern")))]
                 out += [line] if keep or line.startswith("set ") else []
             body = out
             if others:
                 where = rel(g.dir / "variants.txt", start)
-                left_out = f"\n\nThe set's other sizes ({', '.join(others)}) are in [`{where}`]({where})."
+                left_out = f"\n\nThe set's other parts ({'; '.join(others)}) are in [`{where}`]({where})."
         return "```text\n" + "\n".join(body).rstrip() + "\n```" + left_out
 
     # --- the steps beyond -------------------------------------------------------------------------
