@@ -11,13 +11,19 @@
 // against its band (three instructions a float) and adds them in one double; every 2^11 floats the warp
 // moves its 32 doubles into the block's accumulator (three 32-bit digits each, summed by shuffles).
 //
-// The bins (data of many scales). A round with a float outside the band adds each float to the thread's
-// bin for its band of 16 binades (exponent >> 4): 16 doubles a thread in shared memory, each exact for
-// 2^14 floats (39 + 14 = 53 bits). NaN and the infinities are counted apart. When the round's floats fit
-// one window band, the window moves there, so data of one scale other than the first band's takes the
-// fast path from then on. Every 2^10 rounds and at the end, the block adds its bins up exactly (each bin
-// split into a high and a low part, so that sums of up to 2^11 parts stay within 53 bits) and moves the
-// 32 sums into its accumulator.
+// The adaptation (data that leaves the band now and then). A round with a float outside the band tries,
+// at most kAdapts times per window, two cheap repairs before the bins: when the round's nonzero floats
+// span fewer than kBand binades, the band moves to hold them, once a window (data of one scale
+// elsewhere: the window moves once and stays); when one or two floats are outside, they go into the block's accumulator one
+// by one and the rest into the window (a rare outlier, or the tail of the data's scale).
+//
+// The bins (data of many scales). Any other round adds each float to the thread's bin for its band of
+// 16 binades (exponent >> 4), with no branch: 16 doubles a thread in shared memory, each exact for 2^14
+// floats (39 + 14 = 53 bits). NaN and the infinities land in band 15's bin and make it NaN or an
+// infinity, as IEEE's sum of them would; the flush counts them apart. While rounds keep many scales the
+// next round goes straight to the bins. Every 2^10 rounds and at the end, the block adds its bins up
+// exactly (each bin split into a high and a low part, so that sums of up to 2^11 parts stay within 53
+// bits) and moves the 32 sums into its accumulator.
 //
 // The end of a launch: each warp's last windows go into its own shared slot and warp 0 adds the slots
 // up; the block adds its accumulator to the scratch Acc with 64-bit atomics, all words at once (each
@@ -40,6 +46,7 @@ constexpr int kLoadsInFlight = 4;                     // 16-byte loads per threa
 constexpr int kRoundFloats = 4 * kLoadsInFlight;      // 16 floats per thread per round
 constexpr int kBand = 18;                             // exponents W - kBand .. W share the window
 constexpr int kWindowRounds = 128;                    // 128 x 16 = 2^11 floats per window: kBand + 11 + 24 = 53
+constexpr int kAdapts = 4;                            // band moves and outlier rounds per window (atomics)
 // The bins: per thread one double per band of 16 binades (band = biased exponent >> 4), in shared
 // memory. A float of band b is a multiple of 2^(16b - 150) below 2^(16b - 111): 39 bits of those units,
 // so a bin adds 2^14 of them exactly (39 + 14 = 53). A round puts at most 16 floats into one bin, so the
@@ -58,14 +65,17 @@ static_assert(kRoundFloats * kWindowRounds <= (1 << 11) && kBand + 11 + 24 <= 53
 // unsigned words so that 64-bit atomicAdd wraps like two's complement (a negative digit is added as is).
 using Words = unsigned long long;
 
-// Adds x exactly, one float (the unaligned ends, and NaN and the infinities of a binned round): Acc's
-// digits or counts, atomically.
+// The Acc word that counts NaN, +inf or -inf.
+__device__ int special_word(bool nan, bool negative) { return nan ? kLimbs : (negative ? kLimbs + 2 : kLimbs + 1); }
+
+// Adds x exactly, one float (the unaligned ends, and a round's outliers): Acc's digits or counts,
+// atomically.
 __device__ void add_exact(Words* acc, float x) {
   const std::uint32_t u = __float_as_uint(x);
   const int e = (u >> 23) & 0xff;
   const long long f = u & 0x7fffff;
   if (e == 0xff) {
-    atomicAdd(&acc[f ? kLimbs : (u >> 31 ? kLimbs + 2 : kLimbs + 1)], 1ull);
+    atomicAdd(&acc[special_word(f != 0, u >> 31)], 1ull);
     return;
   }
   if (e == 0 && f == 0) return;
@@ -140,12 +150,15 @@ __device__ void add_digits(Words* acc, int k, const long long (&d)[3]) {
 struct Window {
   double sum = 0.0;
   int rounds = 0;
+  int adapts = kAdapts;  // band moves and outlier rounds left in this window (adapt)
   bool binned = false;  // the thread's bins hold sums (bins_round), to be added up by bins_to_acc
   bool wide = false;    // the last round did not fit one band: go straight to the bins
-  // The band at first: W = 127, floats from 2^-18 to below 2: data of that scale never re-centres it.
-  unsigned top = 127;
-  float hi = 2.0f;
-  unsigned lo = ((127u - kBand) << 24) - 2;
+  unsigned want = 0;    // the band the last binned round fitted (bins_round), or 0
+  // The band at first: W = 129, floats from 2^-16 to below 8: data of unit scale (uniform in [-1, 1],
+  // normal(0, 1)) never moves it.
+  unsigned top = 129;
+  float hi = 8.0f;
+  unsigned lo = ((129u - kBand) << 24) - 2;
 
   __device__ void set_band(unsigned t) {  // a biased exponent, 1 .. 254
     top = t;
@@ -172,6 +185,7 @@ struct Window {
     warp_groups(digits_of(sum), [&](int k, const long long (&d)[3], bool) { add_digits(acc, k, d); });
     sum = 0.0;
     rounds = 0;
+    adapts = kAdapts;
   }
 
   // The exact double sum of a round of floats that all lie in the band, in a short tree.
@@ -197,52 +211,99 @@ struct Window {
     rounds = kept;  // the warp's flush count goes on: harmless, as an emptied window holds fewer floats
     set_band(t);
   }
+
+  // A round with a float outside the band, without the bins where that is cheap (at most kAdapts times
+  // per window, as each costs atomics): the band moves to hold the whole round (once a window), or the
+  // one or two floats outside go into the Acc one by one (NaN and the infinities into its counts) and
+  // the rest into the window. False: the round is for the bins.
+  __device__ bool adapt(Vec4 (&x)[kLoadsInFlight], Words* acc);
 };
 
-// A round whose floats do not all fit the window: each float into its thread's bin for its band, exactly
-// (NaN and the infinities into the Acc's counts). When the round's nonzero floats span at most kBand
-// binades, the window's band moves to hold such a round, so data of one scale other than the first
-// band's takes the fast path from then on. The thread's bins (bin[b * Block] for band b) are zeroed at
-// its first such round. Inline: out of line (by value), data of many scales ran 5-10% slower.
+// The binades a round spans, from twice each float's bits (the sign shifted out): the largest, and the
+// smallest nonzero less one (so zeros, which every band holds, count for neither). Two integer min/max a
+// float, no branch.
+struct Span {
+  unsigned top = 0, bottom = 0xffffffffu;
+  __device__ void add(float x) {
+    const unsigned twice = __float_as_uint(x) * 2u;
+    top = max(top, twice);
+    bottom = min(bottom, twice - 1u);
+  }
+  // The top exponent of a band that holds the round, or 0 where none does (many scales, NaN or an infinity).
+  __device__ unsigned band_top() const {
+    const unsigned hi = top >> 24, lo = bottom >> 24;  // biased exponents (lo one low at a power of two)
+    if (hi < lo || hi - lo >= kBand || hi == 0xff) return 0;
+    return min(max(hi, 1u) + 1, 254u);  // [hi + 1 - kBand, hi + 1] holds exponents lo .. hi
+  }
+};
+
+// The band test of in_band() on |x|'s bits: written apart so that the compiler keeps none of the fast
+// path's values alive for this rare one (it did, and the fast path spilled registers).
+__device__ bool Window::adapt(Vec4 (&x)[kLoadsInFlight], Words* acc) {
+  if (adapts == 0) return false;
+  float* const v = reinterpret_cast<float*>(x);
+  const unsigned below = (top + 1) << 23, from = top >= kBand + 2 ? (top - kBand) << 23 : 0;
+  Span span;
+  unsigned outside = 0;  // bit i: float i is outside the band
+#pragma unroll
+  for (int i = 0; i < kRoundFloats; ++i) {
+    span.add(v[i]);
+    const unsigned a = __float_as_uint(v[i]) & 0x7fffffffu;
+    outside |= static_cast<unsigned>(a >= below || (a != 0 && a < from)) << i;
+  }
+  const unsigned t = span.band_top();
+  if (t == 0 && __popc(outside) > 2) return false;
+  --adapts;
+  if (t != 0) {  // after a move, a round that leaves the band again goes to the bins: no move thrashes
+    move_band(t, acc);
+    adapts = 0;
+  } else {
+#pragma unroll
+    for (int i = 0; i < kRoundFloats; ++i)
+      if (outside >> i & 1) {
+        add_exact(acc, v[i]);
+        v[i] = 0.0f;
+      }
+  }
+  add_in_band(x);
+  return true;
+}
+
+// A round for the bins: each float into its thread's bin for its band, exactly, with no branch (NaN and
+// the infinities into band 15's bin, which they make NaN or an infinity). When the round's nonzero
+// floats fit the same band as the last binned round's, the window's band moves there and the next round
+// tries the window again; otherwise the next round goes straight to the bins. The thread's bins (bin[b * Block] for band b) are
+// zeroed at its first such round. Inline: out of line (by value), data of many scales ran 5-10% slower.
 template <unsigned Block>
-__device__ __forceinline__ Window bins_round(Window w, Vec4 a, Vec4 b, Vec4 c, Vec4 d, double* bin, Words* acc) {
-  const Vec4 x[kLoadsInFlight] = {a, b, c, d};
+__device__ __forceinline__ Window bins_round(Window w, const Vec4 (&x)[kLoadsInFlight], double* bin, Words* acc) {
   const float* v = reinterpret_cast<const float*>(x);
   if (!w.binned) {
 #pragma unroll
     for (int k = 0; k < kBands; ++k) bin[k * Block] = 0.0;
     w.binned = true;
   }
-  unsigned lo = 0xff, hi = 0;
+  Span span;
 #pragma unroll
   for (int i = 0; i < kRoundFloats; ++i) {
-    const unsigned u = __float_as_uint(v[i]), e = (u >> 23) & 0xff;
-    if (e == 0xff) {  // NaN or an infinity
-      add_exact(acc, v[i]);
-      lo = 0;  // a round with NaN or an infinity moves the band only when all else is subnormal
-      continue;
-    }
-    bin[(e >> 4) * Block] += static_cast<double>(v[i]);
-    if (u << 1) {
-      lo = min(lo, e);
-      hi = max(hi, e);
-    }
+    bin[(__float_as_uint(v[i]) >> 27 & (kBands - 1)) * Block] += static_cast<double>(v[i]);  // band = exponent >> 4
+    span.add(v[i]);
   }
-  const bool fits = hi >= lo && hi - lo < kBand;  // the band [hi + 1 - kBand, hi + 1] holds exponents lo .. hi
-  if (fits) {  // the round's nonzero floats fit one band: move the window there
-    const unsigned t = min(max(hi, 1u) + 1, 254u);
-    if (t != w.top) w.move_band(t, acc);
-  }
-  w.wide = !fits;  // the next round skips the window's check while the data keeps many scales
+  // The band moves only when two rounds in a row fit the same one: data of many scales whose rounds
+  // sometimes fit one band (lognormal) would otherwise move it, with atomics, round after round.
+  const unsigned t = span.band_top();
+  const bool move = t != 0 && t == w.want;
+  w.want = t;
+  if (move && t != w.top) w.move_band(t, acc);
+  w.wide = !move;
   return w;
 }
 
-// One round of 16 floats: the common case in registers, the rest into the bins; then, with the warp
-// converged again, a flush of the whole warp once a window holds 2^11 floats.
+// One round of 16 floats: the common case in registers, the rest adapted to or into the bins; then, with
+// the warp converged again, a flush of the whole warp once a window holds 2^11 floats.
 template <unsigned Block>
-__device__ void add_round(Window& w, double* bin, const Vec4 (&x)[kLoadsInFlight], Words* acc) {
+__device__ void add_round(Window& w, double* bin, Vec4 (&x)[kLoadsInFlight], Words* acc) {
   if (!w.wide && w.all_in_band(reinterpret_cast<const float*>(x))) w.add_in_band(x);
-  else w = bins_round<Block>(w, x[0], x[1], x[2], x[3], bin, acc);
+  else if (w.wide || !w.adapt(x, acc)) w = bins_round<Block>(w, x, bin, acc);
   ++w.rounds;
   if (__any_sync(kFullMask, w.rounds == kWindowRounds)) w.flush_warp(acc);
 }
@@ -266,7 +327,11 @@ __device__ void bins_to_acc(double* bins, bool used, Words* acc, unsigned* used_
   for (unsigned j = 0; j < 16; ++j) {
     const unsigned owner = s * 16 + (j + b) % 16;  // rotated: the lanes of a warp read different banks
     if (!(used_mask[owner / 32] >> (owner % 32) & 1)) continue;  // an unused column was never zeroed
-    const double w = bins[b * Block + owner];
+    double w = bins[b * Block + owner];
+    if (b == kBands - 1 && !isfinite(w)) {  // band 15 held NaN or an infinity: counted apart
+      atomicAdd(&acc[special_word(isnan(w), w < 0)], 1ull);
+      w = 0.0;
+    }
     const double h = (w + round_at) - round_at;
     hi += h;
     lo += w - h;
@@ -294,11 +359,11 @@ __device__ void normalize_words(Words* w) {
   for (int k = 0; k < kAccWords; ++k) w[k] = static_cast<Words>(reinterpret_cast<const long long*>(&a)[k]);
 }
 
-// Registers: a budget of 40 a thread (as for 1536 resident threads). Residency: 1024 threads an SM, so that
-// their bins (8 KiB per 64 threads) leave the L1 cache room for the loads in flight; with 1536 threads
-// the bins left 23 KB of L1 and every distribution ran slower (docs/method.md).
+// Residency: 1024 threads an SM, so that their bins (8 KiB per 64 threads) leave the L1 cache room for the
+// loads in flight; with 1536 threads the bins left 23 KB of L1 and every distribution ran slower. So the
+// register budget is 64 a thread (at 40, as for 1536 threads, the fast path spilled: docs/method.md).
 template <unsigned Block>
-constexpr int kMinBlocks = Block >= 1536 ? 1 : static_cast<int>(std::min(32u, 1536 / Block));
+constexpr int kMinBlocks = Block >= 1024 ? 1 : static_cast<int>(std::min(32u, 1024 / Block));
 constexpr int kResidentThreads = 1024;
 
 // The exact sum of in[0..n) into total (scratch, zero), the last block into *acc_out or, Round, *out.
