@@ -271,8 +271,9 @@ __device__ bool Window::adapt(Vec4 (&x)[kLoadsInFlight], Words* acc) {
 
 // A round for the bins: each float into its thread's bin for its band, exactly, with no branch (NaN and
 // the infinities into band 15's bin, which they make NaN or an infinity). When the round's nonzero
-// floats fit the same band as the last binned round's, the window's band moves there and the next round
-// tries the window again; otherwise the next round goes straight to the bins. The thread's bins (bin[b * Block] for band b) are
+// floats fit the same band as the last binned round's (and the window has not moved yet), the window's
+// band moves there and the next round tries the window again; otherwise the next round goes straight to
+// the bins. The thread's bins (bin[b * Block] for band b) are
 // zeroed at its first such round. Inline: out of line (by value), data of many scales ran 5-10% slower.
 template <unsigned Block>
 __device__ __forceinline__ Window bins_round(Window w, const Vec4 (&x)[kLoadsInFlight], double* bin, Words* acc) {
@@ -288,12 +289,16 @@ __device__ __forceinline__ Window bins_round(Window w, const Vec4 (&x)[kLoadsInF
     bin[(__float_as_uint(v[i]) >> 27 & (kBands - 1)) * Block] += static_cast<double>(v[i]);  // band = exponent >> 4
     span.add(v[i]);
   }
-  // The band moves only when two rounds in a row fit the same one: data of many scales whose rounds
-  // sometimes fit one band (lognormal) would otherwise move it, with atomics, round after round.
+  // The band moves only when two rounds in a row fit the same one, and at most once a window (as in
+  // adapt): data of many scales whose rounds sometimes fit one band (lognormal) would otherwise move it,
+  // with atomics, round after round.
   const unsigned t = span.band_top();
-  const bool move = t != 0 && t == w.want;
+  const bool move = t != 0 && t == w.want && w.adapts > 0;
   w.want = t;
-  if (move && t != w.top) w.move_band(t, acc);
+  if (move) {
+    if (t != w.top) w.move_band(t, acc);
+    w.adapts = 0;
+  }
   w.wide = !move;
   return w;
 }
