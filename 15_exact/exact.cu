@@ -283,12 +283,14 @@ __device__ __forceinline__ Window bins_round(Window w, const Vec4 (&x)[kLoadsInF
     for (int k = 0; k < kBands; ++k) bin[k * Block] = 0.0;
     w.binned = true;
   }
-  Span span;
+  // excerpt: bins
+  Span span;  // the round's largest and smallest binade, to move the window
 #pragma unroll
   for (int i = 0; i < kRoundFloats; ++i) {
     bin[(__float_as_uint(v[i]) >> 27 & (kBands - 1)) * Block] += static_cast<double>(v[i]);  // band = exponent >> 4
     span.add(v[i]);
   }
+  // end excerpt
   // The band moves only when two rounds in a row fit the same one, and at most once a window (as in
   // adapt): data of many scales whose rounds sometimes fit one band (lognormal) would otherwise move it,
   // with atomics, round after round.
