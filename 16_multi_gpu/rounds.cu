@@ -21,7 +21,11 @@ __device__ long long global_ns() {
 // or the other GPUs do, while the host enqueues the rest of the run behind it.
 __global__ void head_start(long long ns) {
   const long long begin = global_ns();
-  while (global_ns() - begin < ns) __nanosleep(1000);
+  while (global_ns() - begin < ns) {
+#if __CUDA_ARCH__ >= 700
+    __nanosleep(1000);  // leaves the SM's issue slots to others while it waits
+#endif
+  }
 }
 
 // The first lane of c on lane i's GPU: it holds that GPU's start event.
@@ -119,7 +123,8 @@ void Solo::load(const float* in, std::int64_t n) {
 void Solo::prepare(int runs) {
   gpu_.use();
   out_ = reduce::DeviceBuffer<float>(std::max(runs, 1));
-  CUDA_CHECK(cudaMemset(out_.get(), 0xFF, out_.bytes()));  // NaN: a total never written fails
+  CUDA_CHECK(cudaMemsetAsync(out_.get(), 0xFF, out_.bytes(), gpu_.stream.get()));  // NaN: a total never written fails
+  CUDA_CHECK(cudaStreamSynchronize(gpu_.stream.get()));
   runs_ = runs;
 }
 
