@@ -228,21 +228,23 @@ class Data:
                 f"{step[:2]} against {self.names[k - 1][:2]} at every n, on every GPU (`scripts/suite figures`).")
 
     def profile(self, step):
-        """Nsight Compute's counters of the step's kernels and the previous step's, on each GPU."""
+        """Nsight Compute's counters of the step's kernels and the previous step's, every GPU in one table."""
         k = self.names.index(step)
         shown = [step] + ([self.names[k - 1]] if k else [])
-        parts = []
+        rows, notes = [], []
         for g in self.gpus:
             mine = sorted((x for x in g.profile if x[0] in shown), key=lambda x: shown.index(x[0]))
             if mine:
-                n = count_text(g.profile_meta.get("n", 1 << 24))
-                clocks = ("ncu at the GPU's own clocks" if g.profile_meta.get("clock_control") == "none"
-                          else "ncu locks the clocks")  # records from before --clock-control none
-                parts.append(f"**{g.name}**, n = {n}; {clocks} and flushes the caches, so its times are not "
-                             "the table's:\n\n" + tables.profile_table(mine))
-        if not parts:
+                rows += [(f"{run[:2]}, {g.name.split()[0]}", *rest) for run, *rest in mine]
+                clocks = ("at its own clocks" if g.profile_meta.get("clock_control") == "none"
+                          else "clocks locked")  # records from before --clock-control none
+                notes.append(f"{g.name} n = {count_text(g.profile_meta.get('n', 1 << 24))}, {clocks}")
+        if not rows:
             raise Failure(f"no GPU's profile.csv holds {step}")
-        return "\n\n".join(parts)
+        alike = {x.split(" n = ", 1)[1] for x in notes}  # one n and one clock setting for every GPU: said once
+        said = f"n = {alike.pop()}" if len(alike) == 1 else "; ".join(notes)
+        return (f"Nsight Compute ({said}, caches flushed: its times are not the table's):\n\n"
+                + tables.profile_table(rows))
 
     def results(self, start):
         g = self.gpus[0]
