@@ -283,7 +283,12 @@ def ab(args):
     if not args.no_build:
         build(args.build_dir, [s for p in pairs for s in p], ceiling=False)
     exes = {s: exe_path(args.build_dir, s) for p in pairs for s in p}
-    probe(exes[pairs[0][0]])
+    first = probe(exes[pairs[0][0]])
+    if args.out and args.aa:
+        raise UsageError("--out keeps gains against another step: an A/A (--aa) writes nothing")
+    target = Path(args.out) / gpu_folder(first) / "ab" / "ab.json" if args.out else None
+    if target:
+        check_target(target)
     sizes = lambda step: args.sizes or [dict(steps)[step]]  # noqa: E731
     samples = {}  # (old, new, n) -> ([rounds of old], [rounds of new])
     for k in range(args.rounds):
@@ -298,7 +303,7 @@ def ab(args):
                     slot[side].append(stats.samples_of(r))
         progress(f"ab: round {k + 1} of {args.rounds} done")
     print(f"{'B':<20} {'against A':<20} {'n':>6}  {'B/A time':>9}  95% interval    verdict")
-    calm = 0
+    calm, records = 0, []
     for (old, new, n), (a, b) in samples.items():
         got = stats.ratio_interval(a, b)
         if got is None:
@@ -306,6 +311,14 @@ def ab(args):
         ratio, low, high, verdict = got
         calm += verdict == "within noise"
         print(f"{new:<20} {old:<20} {count_text(n):>6}  {ratio:9.4f}  [{low:.4f}, {high:.4f}]  {verdict}")
+        records.append({"step": new, "against": old, "n": n, "ratio": ratio, "low": low, "high": high, "verdict": verdict,
+                        "a_ms": stats.median([x for r in a for x in r]), "b_ms": stats.median([x for r in b for x in r])})
+    if target:  # the records of other pairs and sizes already there are kept
+        kept = records_of(read_json(target, dict), quote(str(target)), ()) if target.is_file() else []
+        mine = {(r["step"], r["against"], r["n"]) for r in records}
+        kept = [r for r in kept if (r.get("step"), r.get("against"), r.get("n")) not in mine]
+        ab_file = {"meta": meta_of(first, rounds=args.rounds, iters=args.iters), "records": kept + records}
+        write_under(args.out, Path(gpu_folder(first)) / "ab", {"ab.json": dump_json(ab_file)})
     if args.aa:
         print(f"A/A: {calm} of {len(samples)} points within noise: false-positive rate "
               f"{100 * (len(samples) - calm) / len(samples):.1f}%")

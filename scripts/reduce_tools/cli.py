@@ -193,6 +193,7 @@ def parser():
     add(size, "--range", powers, dest="sizes", metavar="RANGE", help="MIN:MAX: every 2^k in between (at least 20 points for an A/A rate)")
     add(p, "--rounds", integer(1, 100), default="5", help="interleaved rounds (default 5)")
     add(p, "--iters", integer(5, 100000), default="30", help="timed runs per record (default 30)")
+    add(p, "--out", folder, help=OUT_HELP.format("ab.json (the gains, merged with the pairs and sizes there)"))
     p = command("compare", compare.main, "two measurements: ratio, 95%% interval, verdict per point")
     add(p, "old", help="a results folder (results/h200, or a step's folder in it) or a record file")
     add(p, "new", help="the same for the new measurement")

@@ -295,6 +295,27 @@ class Running(TreeCase):
         self.assertEqual(rc, 0, err)
         self.assertRegex(out, r"A/A: [0-3] of 3 points within noise: false-positive rate")
 
+    def test_ab_writes_its_records_for_the_readmes(self):
+        run = ("--no-build", "--build-dir", self.root / "build", "--rounds", "2", "--iters", "10", "--out", self.root / "results")
+        rc, _, err = self.suite("ab", "01", "02", *run)
+        self.assertEqual(rc, 0, err)
+        f = self.root / "results" / "h200" / "ab" / "ab.json"
+        got = json.loads(f.read_text())
+        self.assertEqual([(r["step"], r["against"], r["n"]) for r in got["records"]],
+                         [("01_tree", "00_atomic", 1 << 12), ("02_fast", "01_tree", 1 << 10)])
+        self.assertEqual(got["meta"]["rounds"], 2)
+        self.assertTrue(all(r["low"] <= r["ratio"] <= r["high"] for r in got["records"]))
+        rc, _, err = self.suite("ab", "02", "--n", "2^11", *run)  # another size is added, the others kept
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(json.loads(f.read_text())["records"]), 3)
+        readme = self.root / "README.md"
+        readme.write_text(readme.read_text().replace("text", "<!-- path:begin -->\n<!-- path:end -->"))
+        self.assertEqual(self.suite("readme")[0], 0)
+        self.assertRegex((self.root / "README.md").read_text(), r"\| 2\^10 \| (within noise \(|[0-9.]+x \()")
+        before = self.snapshot()
+        self.assertOneLine(2, self.suite("ab", "02", "--aa", *run))  # an A/A is no gain: nothing written
+        self.assertEqual(before, self.snapshot())
+
     def test_compare(self):
         r = self.root / "results"
         rc, out, err = self.suite("compare", r / "h200", r / "h200")
