@@ -7,9 +7,10 @@ the profiles and perf/variants' sets, writing the records under OUT/results/ (co
 and each part's log under OUT/logs/; OUT/summary.txt holds one line per part. --parts picks some
 (each command of a GPU machine may have to stay short: give --build-dir outside OUT to keep the build
 between calls, and the same OUT, whose check.json gathers the parts run at one commit); "ab" (not run
-by default) is the A/A experiment at 20 sizes and 06-10 against their predecessors at their demo n,
-logged in logs/ab_aa.log and logs/ab_06_10.log. Nothing is made before a GPU is seen. Progress (each
-part as it starts, each sanitizer run as it ends) goes to stderr; stdout gets the summary's lines."""
+by default) is the A/A experiment at 20 sizes and every step against its predecessor at its demo n
+(the READMEs' gains: OUT/results/<gpu>/ab/ab.json), logged in logs/ab_aa.log and logs/ab_steps.log.
+Nothing is made before a GPU is seen. Progress (each part as it starts, each sanitizer run as it ends)
+goes to stderr; stdout gets the summary's lines."""
 
 import concurrent.futures
 import os
@@ -26,7 +27,7 @@ from .common import (ROOT, SANITIZE_N, Failure, NoGpu, UsageError, dump_json, gi
 from .runlist import SANITIZERS, RunList
 
 PARTS = ("build", "tests", "huge", "sanitizer", "table", "sweep", "measure", "profile", "variants", "ab")
-DEFAULT_PARTS = PARTS[:-1]  # ab on request: the A/A rate (20 sizes) and 06-10 against their predecessors
+DEFAULT_PARTS = PARTS[:-1]  # ab on request: the A/A rate (20 sizes) and every step against its predecessor
 VARIANT_SETS = {"variants.txt": ("atomics", "latency", "tiles"), "ablation.txt": ("ablation",)}  # perf/variants.cu
 SUITE = [sys.executable, str(Path(__file__).resolve().parent.parent / "suite")]
 
@@ -202,7 +203,7 @@ def main(args):
     if "ab" in parts:
         common = ["--no-build", "--build-dir", build, "--rounds", "5"]
         s.part("ab_aa", [*SUITE, "ab", "10", "--aa", "--range", "10:29", *common])
-        s.part("ab_06_10", [*SUITE, "ab", "06", "07", "08", "09", "10", *common])
+        s.part("ab_steps", [*SUITE, "ab", *[n[:2] for n in step_names()[1:]], *common, "--out", results])
     if check:  # with the parts an earlier call of this session ran at the same commit into the same OUT
         held = read_json(where / "check.json", dict) if os.path.lexists(where / "check.json") else {}
         if held.get("commit") != os.environ["REDUCE_COMMIT"]:
