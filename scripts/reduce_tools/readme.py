@@ -246,9 +246,15 @@ class Data:
         return (f"Nsight Compute ({said}, caches flushed: its times are not the table's):\n\n"
                 + tables.profile_table(rows))
 
+    def named(self, records):
+        """The records with each step's lesson as its kernel file words it now (a record keeps the words of
+        the day it was measured)."""
+        words = source_lessons(self.names)
+        return [dict(r, lesson=words.get(r["step"], r.get("lesson", ""))) for r in records]
+
     def results(self, start):
         g = self.gpus[0]
-        table = tables.markdown(*tables.speedup_table(g.records, g.ceiling), left=2) + cpu_note(g.records)
+        table = tables.markdown(*tables.speedup_table(self.named(g.records), g.ceiling), left=2) + cpu_note(g.records)
         others = ", ".join(x.name for x in self.gpus[1:])
         return (f"{g.name}, n = {count_text(g.meta.get('n', g.records[0]['n']))} floats, median of "
                 f"{g.records[0].get('iters')} timed runs each, L2 flushed before each:\n\n{table}\n\n"
@@ -260,7 +266,7 @@ class Data:
         for g in self.gpus:
             parts.append(f"## {g.name}\n\nn = {count_text(g.meta.get('n', g.records[0]['n']))} floats, median of "
                          f"{g.records[0].get('iters')} timed runs each, L2 flushed before each.\n\n"
-                         + tables.markdown(*tables.speedup_table(g.records, g.ceiling), left=2) + cpu_note(g.records) + "\n")
+                         + tables.markdown(*tables.speedup_table(self.named(g.records), g.ceiling), left=2) + cpu_note(g.records) + "\n")
         parts.append("\n".join(footer_line(g.dir, g.meta, RESULTS_PAGE.parent) for g in self.gpus) + "\n")
         figures = ROOT / "docs" / "figures"
         sweeps = [g for g in self.gpus if os.path.lexists(figures / f"sweep_{g.folder.name}.png")]
