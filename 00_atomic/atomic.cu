@@ -16,6 +16,8 @@
 //   converts it to the float result and zeroes it for the next run.
 // - The result is not deterministic: the order of the additions depends on timing, so the last bits
 //   of the double can differ from run to run (after rounding to float they rarely do).
+// Build it alone, from the repository root (CMake builds every step at once: README.md):
+// nvcc -O3 -arch=native -Icommon -DSTEP_NO=00 -o 00 00_atomic/atomic.cu common/*.cu common/*.cpp
 // Usage: ./00_atomic [--n 2^26] [--block 256] [--pattern int] [--help]
 #include "step.cuh"
 

@@ -9,6 +9,8 @@
 // active threads are scattered over all the warps (divergence: each warp still issues every
 // instruction), the modulo is an expensive integer operation, and every thread loads only one
 // element, so a block does very little work for its launch and its barriers.
+// Build it alone, from the repository root (CMake builds every step at once: README.md):
+// nvcc -O3 -arch=native -Icommon -DSTEP_NO=01 -o 01 01_interleaved/interleaved.cu common/*.cu common/*.cpp
 // Usage: ./01_interleaved [--n 2^26] [--block 256] [--pattern int] [--help]
 #include "step.cuh"
 

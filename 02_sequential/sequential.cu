@@ -8,6 +8,8 @@
 // different banks; but step 01 had no bank conflicts either (its README says why), so banks are not
 // what this step fixes.
 // What changed from step 01: only the loop of the kernel.
+// Build it alone, from the repository root (CMake builds every step at once: README.md):
+// nvcc -O3 -arch=native -Icommon -DSTEP_NO=02 -o 02 02_sequential/sequential.cu common/*.cu common/*.cpp
 // Usage: ./02_sequential [--n 2^26] [--block 256] [--pattern int] [--help]
 #include "step.cuh"
 

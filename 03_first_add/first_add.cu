@@ -6,6 +6,8 @@
 // elements, the grid is half as large, and every thread has two independent loads in flight.
 // What changed from step 02: the index (2 * blockDim.x per block), the load, and the number of blocks
 // per pass in the launcher.
+// Build it alone, from the repository root (CMake builds every step at once: README.md):
+// nvcc -O3 -arch=native -Icommon -DSTEP_NO=03 -o 03 03_first_add/first_add.cu common/*.cu common/*.cpp
 // Usage: ./03_first_add [--n 2^26] [--block 256] [--pattern int] [--help]
 #include "step.cuh"
 

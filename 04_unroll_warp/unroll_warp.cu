@@ -14,6 +14,8 @@
 // read sees the write it needs and no write overtakes a read still pending.
 // What changed from step 03: the template block size (reduce::with_block_size turns --block into
 // it), the loop that stops at 64, and warp_reduce().
+// Build it alone, from the repository root (CMake builds every step at once: README.md):
+// nvcc -O3 -arch=native -Icommon -DSTEP_NO=04 -o 04 04_unroll_warp/unroll_warp.cu common/*.cu common/*.cpp
 // Usage: ./04_unroll_warp [--n 2^26] [--block 256] [--pattern int] [--help]
 #include "step.cuh"
 

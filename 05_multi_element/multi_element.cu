@@ -10,6 +10,8 @@
 // up the partial sums, one per block of the first (the executable prints how many on your GPU).
 // What changed from step 04: the grid-stride loop replaces the two loads, and the launcher sizes the
 // grid from the occupancy API and makes at most two passes.
+// Build it alone, from the repository root (CMake builds every step at once: README.md):
+// nvcc -O3 -arch=native -Icommon -DSTEP_NO=05 -o 05 05_multi_element/multi_element.cu common/*.cu common/*.cpp
 // Usage: ./05_multi_element [--n 2^26] [--block 256] [--pattern int] [--help]
 #include "step.cuh"
 

@@ -11,6 +11,8 @@
 // full sum instead of lane 0 alone; it costs the same here, and is the one to use when every lane
 // needs the result (a softmax's max, say).
 // What changed from step 05: warp_sum() and block_sum() replace the shared-memory tree.
+// Build it alone, from the repository root (CMake builds every step at once: README.md):
+// nvcc -O3 -arch=native -Icommon -DSTEP_NO=06 -o 06 06_warp_shuffle/warp_shuffle.cu common/*.cu common/*.cpp
 // Usage: ./06_warp_shuffle [--n 2^26] [--block 256] [--pattern int] [--help]
 #include "step.cuh"
 

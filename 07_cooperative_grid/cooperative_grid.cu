@@ -14,6 +14,8 @@
 // and abort the kernel); a hand-made grid barrier there would wait forever for blocks that cannot start.
 // What changed from step 06: the kernel ends with grid.sync() and block 0's sum of the partial sums,
 // and the launcher makes one cooperative launch instead of two plain ones.
+// Build it alone, from the repository root (CMake builds every step at once: README.md):
+// nvcc -O3 -arch=native -Icommon -DSTEP_NO=07 -o 07 07_cooperative_grid/cooperative_grid.cu common/*.cu common/*.cpp
 // Usage: ./07_cooperative_grid [--n 2^26] [--block 256] [--pattern int] [--help]
 #include <cooperative_groups.h>
 

@@ -15,6 +15,8 @@
 // What changed from step 07: the slots and their flag replace partial[] and grid.sync(); block 0
 // collects with collect_partials(); the scratch must start zero-filled (the harness's contract) and
 // is left that way.
+// Build it alone, from the repository root (CMake builds every step at once: README.md):
+// nvcc -O3 -arch=native -Icommon -DSTEP_NO=08 -o 08 08_flag_handover/flag_handover.cu common/*.cu common/*.cpp
 // Usage: ./08_flag_handover [--n 2^26] [--block 256] [--pattern int] [--help]
 #include <cuda/atomic>
 

@@ -14,6 +14,8 @@
 // than four turns (up to 2^21 floats at 256 threads on a 132-SM GPU) has one load in flight at a time.
 // What changed from step 08: thread_sum() reads the body as float4s and adds the head and tail; the
 // grid is sized for n / 4 float4s.
+// Build it alone, from the repository root (CMake builds every step at once: README.md):
+// nvcc -O3 -arch=native -Icommon -DSTEP_NO=09 -o 09 09_vector_loads/vector_loads.cu common/*.cu common/*.cpp
 // Usage: ./09_vector_loads [--n 2^26] [--block 256] [--pattern int] [--help]
 #include <cuda/atomic>
 

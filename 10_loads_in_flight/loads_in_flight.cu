@@ -14,6 +14,8 @@
 // three changes together; from 2^28 on the 512 threads on the H200, mostly the tiles on the H100.
 // 512 threads per block unless --block says otherwise (256 is ahead up to 2^20 floats, 512 from 2^22
 // on, on the H100 and the H200: README, "512 against 256 threads").
+// Build it alone, from the repository root (CMake builds every step at once: README.md):
+// nvcc -O3 -arch=native -Icommon -DSTEP_NO=10 -o 10 10_loads_in_flight/loads_in_flight.cu common/*.cu common/*.cpp
 // Usage: ./10_loads_in_flight [--n 2^26] [--block 512] [--pattern int] [--help]
 #include <cuda/atomic>
 

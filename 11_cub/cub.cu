@@ -9,6 +9,8 @@
 // launches (one partial sum per block, then one block over those); small inputs take one.
 // CUB's reduction does not use atomics: on the same GPU and input the result is the same every run,
 // which the tests check.
+// Build it alone, from the repository root (CMake builds every step at once: README.md):
+// nvcc -O3 -arch=native -Icommon -DSTEP_NO=11 -o 11 11_cub/cub.cu common/*.cu common/*.cpp
 // Usage: ./11_cub [--n 2^26] [--pattern int] [--help]
 #include <cub/device/device_reduce.cuh>
 

@@ -12,13 +12,12 @@ set(REDUCE_SMOKE_SIZES 1 1000 65537 1000003)
 
 function(add_reduction_step name source)
   string(REGEX MATCH "^[0-9][0-9]" number "${name}")
-  set(ns "step${number}")
 
   add_library(${name}_kernel STATIC ${source})
   target_link_libraries(${name}_kernel PUBLIC reduce_common)
 
   add_executable(${name} ${PROJECT_SOURCE_DIR}/common/step_main.cu)
-  target_compile_definitions(${name} PRIVATE REDUCE_STEP_NAMESPACE=${ns})
+  target_compile_definitions(${name} PRIVATE STEP_NO=${number})  # main() runs step<number>::kStep
   target_link_libraries(${name} PRIVATE ${name}_kernel)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
 

@@ -1,6 +1,13 @@
 #include "report.hpp"
 
-#include "commit.inc"  // REDUCE_COMMIT, REDUCE_COMMIT_DIRTY: written at each build (cmake/GitCommit.cmake)
+// REDUCE_COMMIT, REDUCE_COMMIT_DIRTY: written at each build (cmake/GitCommit.cmake); a step built alone
+// with nvcc (the command in its kernel file's header) has none and names no commit.
+#if __has_include("commit.inc")
+#include "commit.inc"
+#else
+#define REDUCE_COMMIT "unknown"
+#define REDUCE_COMMIT_DIRTY false
+#endif
 
 namespace reduce {
 

@@ -7,4 +7,4 @@
 #include "step.cuh"  // the CUDA headers first: the macro below reaches only the kernel file's own calls
 
 #define __syncwarp(...) __threadfence_block()
-#include "../unroll_warp.cu"
+#include "04_unroll_warp/unroll_warp.cu"
