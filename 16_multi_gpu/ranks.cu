@@ -251,16 +251,9 @@ void ReproducibleTeam::enqueue(int run) {
 }
 
 Totals ReproducibleTeam::totals() const {
-  Totals t;
-  std::vector<float> mine(runs_);
-  for (const auto& m : members_) {
-    m->use();
-    if (runs_ > 0) CUDA_CHECK(cudaMemcpy(mine.data(), m->totals.get(), runs_ * sizeof(float), cudaMemcpyDeviceToHost));
-    if (m->rank == 0) t.results = mine;
-    else t.agree = t.agree && std::memcmp(mine.data(), t.results.data(), mine.size() * sizeof(float)) == 0;
-  }
-  for (float v : t.results) t.identical = t.identical && std::memcmp(&v, &t.results[0], sizeof v) == 0;
-  return t;
+  std::vector<std::pair<const RankGpu*, const float*>> slots;  // rank 0's first
+  for (const auto& m : members_) slots.emplace_back(m.get(), m->totals.get());
+  return read_totals(slots, runs_);
 }
 
 ReproducibleResult ReproducibleTeam::run(int warmup, int iters) {

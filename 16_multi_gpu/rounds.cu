@@ -133,14 +133,7 @@ void Solo::enqueue(int run) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-Totals Solo::totals() const {
-  gpu_.use();
-  Totals t;
-  t.results.resize(runs_);
-  if (runs_ > 0) CUDA_CHECK(cudaMemcpy(t.results.data(), out_.get(), runs_ * sizeof(float), cudaMemcpyDeviceToHost));
-  for (float v : t.results) t.identical = t.identical && std::memcmp(&v, &t.results[0], sizeof v) == 0;
-  return t;
-}
+Totals Solo::totals() const { return read_totals({{&gpu_, out_.get()}}, runs_); }
 
 Lineup::Lineup(Team team, std::optional<ReproducibleTeam> mode, bool single_gpu, bool root)
     : team_(std::move(team)), mode_(std::move(mode)) {

@@ -255,17 +255,23 @@ void Team::enqueue(int run) {
   }
 }
 
-Totals Team::totals() const {
+Totals read_totals(const std::vector<std::pair<const RankGpu*, const float*>>& slots, int runs) {
   Totals t;
-  std::vector<float> mine(runs_);
-  for (const auto& m : members_) {
-    m->use();
-    if (runs_ > 0) CUDA_CHECK(cudaMemcpy(mine.data(), m->results.get(), runs_ * sizeof(float), cudaMemcpyDeviceToHost));
-    if (m.get() == members_.front().get()) t.results = mine;
+  std::vector<float> mine(runs);
+  for (const auto& [gpu, slot] : slots) {
+    gpu->use();
+    if (runs > 0) CUDA_CHECK(cudaMemcpy(mine.data(), slot, runs * sizeof(float), cudaMemcpyDeviceToHost));
+    if (gpu == slots.front().first) t.results = mine;
     else t.agree = t.agree && std::memcmp(mine.data(), t.results.data(), mine.size() * sizeof(float)) == 0;
   }
   for (float v : t.results) t.identical = t.identical && std::memcmp(&v, &t.results[0], sizeof v) == 0;
   return t;
+}
+
+Totals Team::totals() const {
+  std::vector<std::pair<const RankGpu*, const float*>> slots;
+  for (const auto& m : members_) slots.emplace_back(m.get(), m->results.get());
+  return read_totals(slots, runs_);
 }
 
 Timings Team::run(int warmup, int iters) {

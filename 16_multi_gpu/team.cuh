@@ -16,6 +16,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device.cuh"
@@ -62,6 +63,9 @@ struct Totals {
   bool agree = true;           // every local GPU (rank) held the first one's bits, every run
   bool identical = true;       // every run had run 0's bits
 };
+// The totals of `runs` runs from each GPU's slots (a device buffer of `runs` floats on that GPU), the
+// first one's shown.
+Totals read_totals(const std::vector<std::pair<const RankGpu*, const float*>>& slots, int runs);
 
 // One communicator per GPU 0 .. gpus-1 of this process (ncclCommInitAll), NVLink multicast off unless
 // the environment chose (Team says why); used by Team and ReproducibleTeam (reproducible.cuh).
