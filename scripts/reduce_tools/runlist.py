@@ -12,8 +12,9 @@ One run per line, its kind first, fields separated by "|"; "#" starts a comment:
     profile NAME | KERNELS | ARGUMENTS    Nsight Compute runs (`suite profile`), KERNELS ncu's -k filter
     program TARGET PREFIX                 the cli lines after it check TARGET, as tests PREFIX.NAME
                                           (in a list of cli lines only; in runs.txt they check the step)
-and the measured tables' settings:
-    title: TEXT            what the main table shows
+The measured tables' layout lives with the README that shows them, in one comment of <step>/README.md:
+    <!-- STEP:layout
+    title: TEXT            what the main table shows (a line that starts with a space continues the one above)
     columns: a, b          the record fields that lead each row
     ceiling: no            no read-ceiling column (several GPUs)
     skip: FIELD            the main table leaves out the records that hold FIELD (they have a table of their own)
@@ -22,6 +23,7 @@ and the measured tables' settings:
                            beyond.txt's demo n, the columns, GB/s, % read ceiling and each "vs" only
     table NAME: a, b       a second table, <!-- STEP:NAME --> in the README: those fields, one row per
                            record holding the first; "table scaling: strong, weak" is 16's scaling tables
+    -->
 A product is written once: the lines between "for VAR in A B C" and "end" repeat for each value, {VAR}
 replaced; loops nest. In ARGUMENTS, @DIR@ stands for the step's folder.
 """
@@ -59,8 +61,20 @@ def _expand(items, i, path, inside):
     return out, i
 
 
+SETTINGS = ("title", "columns", "ceiling", "skip", "rows", "demo")
+
+
+def layout_of(step):
+    """The body of <step>/README.md's `<!-- STEP:layout ... -->` comment, and its first line's number."""
+    path = ROOT / step / "README.md"
+    text = read_text(path) if path.is_file() else ""
+    m = re.search(rf"<!-- {re.escape(step)}:layout\n(.*?)-->", text, re.S)
+    return (m.group(1), text.count("\n", 0, m.start()) + 2) if m else ("", 0)
+
+
 class RunList:
-    def __init__(self, step, text=None, path=None):
+    def __init__(self, step, text=None, path=None, layout=None):
+        """layout: the README's layout comment's body (read from <step>/README.md when None)."""
         self.step, self.path = step, path or ROOT / step / "runs.txt"
         if text is None:
             text = read_text(self.path)
@@ -70,6 +84,39 @@ class RunList:
         lines, _ = _expand([x for x in items if x[1]], 0, self.where, False)
         for number, line in lines:
             self._line(number, line)
+        first = 1
+        if layout is None:
+            layout, first = layout_of(step)
+        settings = []  # [number, line]: a line that starts with white space continues the one above
+        for number, line in enumerate(layout.splitlines(), first):
+            if line[:1].isspace() and settings:
+                settings[-1][1] += " " + line.strip()
+            elif line.strip():
+                settings.append([number, line.strip()])
+        for number, line in settings:
+            self._setting(f"{step}/README.md:{number}", line)
+
+    def _setting(self, where, line):
+        key, colon, value = line.partition(":")
+        if not colon or not (key in SETTINGS or key.startswith("table ")):
+            raise Failure(f"{where}: expected a setting ({', '.join(SETTINGS)}, table NAME), got {quote(line, 40)}")
+        items = [v.strip() for v in value.split(",") if v.strip()]
+        if key == "title":
+            self.title = value.strip()
+        elif key == "columns":
+            self.columns = items
+        elif key == "demo":
+            self.demo = items
+        elif key == "ceiling":
+            self.ceiling = value.strip() != "no"
+        elif key == "skip":
+            self.skip = value.strip()
+        elif key == "rows" and value.strip() == "largest n":
+            self.largest = True
+        elif re.fullmatch(r"table [a-z_]+", key) and items:
+            self.tables[key[6:]] = items
+        else:
+            raise Failure(f"{where}: expected 'table NAME: field, field'")
 
     @property
     def where(self):
@@ -80,26 +127,10 @@ class RunList:
         loose = re.search(r"\{[A-Za-z_]\w*\}", line)
         if loose:
             raise Failure(f"{where}: {loose.group(0)} outside a 'for' over it")
-        key, colon, value = line.partition(":")
-        if colon and "|" not in key and (key in ("title", "columns", "ceiling", "skip", "rows", "demo") or key.startswith("table ")):
-            items = [v.strip() for v in value.split(",") if v.strip()]
-            if key == "title":
-                self.title = value.strip()
-            elif key == "columns":
-                self.columns = items
-            elif key == "demo":
-                self.demo = items
-            elif key == "ceiling":
-                self.ceiling = value.strip() != "no"
-            elif key == "skip":
-                self.skip = value.strip()
-            elif key == "rows" and value.strip() == "largest n":
-                self.largest = True
-            elif re.fullmatch(r"table [a-z_]+", key) and items:
-                self.tables[key[6:]] = items
-            else:
-                raise Failure(f"{where}: expected 'table NAME: field, field'")
-            return
+        key, colon, _ = line.partition(":")
+        if colon and "|" not in key and (key in SETTINGS or key.startswith("table ")):
+            raise Failure(f"{where}: '{key}:' is the README's layout: it belongs in {self.step}/README.md's "
+                          f"<!-- {self.step}:layout --> comment")
         kind, _, rest = line.partition(" ")
         if kind == "program":
             words = rest.split()

@@ -53,6 +53,10 @@ def record(step, n, gpu, speed, rng, samples=True):
     return dict(r, samples_ms=ms) if samples else r
 
 
+# 12_types's README layout (scripts/reduce_tools/runlist.py): its tables' title, columns and second table.
+LAYOUT = "<!-- 12_types:layout\ntitle: every type\ncolumns: type\ntable bits: type, result_bits\n-->\n"
+
+
 def make_tree(root):
     """Writes the tree under root; returns root."""
     root = Path(root)
@@ -63,7 +67,6 @@ def make_tree(root):
     (root / "beyond.txt").write_text("12_types\n")
     (root / "12_types").mkdir()
     (root / "12_types" / "runs.txt").write_text(
-        "title: every type\ncolumns: type\ntable bits: type, result_bits\n"
         "for type in float double\nsmoke {type}.n1 | --type {type} --n 1\nmeasure {type} | --type {type} --n 2^12\nend\n"
         "cli bad | 2 | --type | --type half\nsanitize all | --n 5\n")
     for gpu in GPUS:
@@ -89,7 +92,7 @@ def make_tree(root):
         (root / s / "kernel.cu").write_text(f"// {s}\n__global__ void reduce_{s[3:]}() {{}}\n")
         blocks = ["measured", "profile", "footer"] + (["gain"] if s != STEPS[0][0] else [])
         (root / s / "README.md").write_text(f"# {s}\n\n" + "".join(f"<!-- {b}:begin -->\n<!-- {b}:end -->\n\n" for b in blocks))
-    (root / "12_types" / "README.md").write_text("".join(f"<!-- {b}:begin -->\n<!-- {b}:end -->\n" for b in ("12_types", "12_types:bits", "footer")))
+    (root / "12_types" / "README.md").write_text(LAYOUT + "".join(f"<!-- {b}:begin -->\n<!-- {b}:end -->\n" for b in ("12_types", "12_types:bits", "footer")))
     (root / "README.md").write_text("# suite\n\n<!-- results:begin -->\n<!-- results:end -->\n\ntext\n\n<!-- footer:begin -->\nold\n<!-- footer:end -->\n")
     bindir = root / "build" / "bin"
     bindir.mkdir(parents=True)

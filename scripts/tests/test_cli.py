@@ -7,7 +7,7 @@ import subprocess
 import sys
 import unittest
 
-from tests.fixture import SUITE, TreeCase
+from tests.fixture import LAYOUT, SUITE, TreeCase
 
 BIG = "9" * 5000
 
@@ -67,8 +67,8 @@ class Readme(TreeCase):
 
     def test_a_demo_table_and_the_full_tables_in_the_results_page(self):
         (self.root / "beyond.txt").write_text("12_types 2^12\n")
-        self.edit("12_types/runs.txt", "columns: type\n", "columns: type\ndemo: double\n")
-        (self.root / "12_types" / "README.md").write_text("<!-- 12_types:demo:begin -->\n<!-- 12_types:demo:end -->\n"
+        layout = LAYOUT.replace("columns: type\n", "columns: type\ndemo: double\n")
+        (self.root / "12_types" / "README.md").write_text(layout + "<!-- 12_types:demo:begin -->\n<!-- 12_types:demo:end -->\n"
                                                           "<!-- footer:begin -->\n<!-- footer:end -->\n")
         self.assertEqual(self.suite("readme")[0], 0)
         self.assertEqual(self.suite("readme", "--check")[0], 0)
@@ -79,7 +79,7 @@ class Readme(TreeCase):
         page = (self.root / "docs" / "results.md").read_text()
         self.assertIn("## 12_types", page)
         self.assertIn("| float | 0x1 |", page)  # the named table, whole
-        (self.root / "12_types" / "README.md").write_text("<!-- footer:begin -->\n<!-- footer:end -->\n")
+        (self.root / "12_types" / "README.md").write_text(layout + "<!-- footer:begin -->\n<!-- footer:end -->\n")
         rc, _, err = self.suite("readme", "--check")
         self.assertEqual(rc, 1)
         self.assertIn("lacks the block 12_types:demo", err)

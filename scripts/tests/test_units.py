@@ -25,10 +25,10 @@ class RunLists(unittest.TestCase):
         self.assertEqual(p.runs[3].args, ["--type", "int", "--op", "max"])
 
     def test_every_kind_and_setting(self):
-        p = self.plan("title: t\ncolumns: a, b\nceiling: no\ntable bits: n, x\nsmoke s | mpi 2 | --n 1\n"
-                      "cli c | 2 | given twice | --n 1 --n 2\nsanitize memcheck,racecheck | --n 3\nmeasure m | --n 2^28\n"
-                      "profile p | regex:a|b | --n 4  # comment\n")
-        self.assertEqual((p.title, p.columns, p.ceiling, p.tables), ("t", ["a", "b"], False, {"bits": ["n", "x"]}))
+        p = runlist.RunList("12_types_ops", "smoke s | mpi 2 | --n 1\n"
+                            "cli c | 2 | given twice | --n 1 --n 2\nsanitize memcheck,racecheck | --n 3\nmeasure m | --n 2^28\n"
+                            "profile p | regex:a|b | --n 4  # comment\n", layout="title: t\n  continued\ncolumns: a, b\nceiling: no\ntable bits: n, x\n")
+        self.assertEqual((p.title, p.columns, p.ceiling, p.tables), ("t continued", ["a", "b"], False, {"bits": ["n", "x"]}))
         self.assertEqual([r.kind for r in p.runs], ["smoke", "cli", "sanitize", "measure", "profile"])
         self.assertEqual(p.of("profile")[0].fields, ["regex:a|b"])
         self.assertEqual(p.cmake_lines(), ["smoke|s|mpi 2|--n 1", "cli|c|2|given twice|--n 1 --n 2"])
@@ -36,10 +36,16 @@ class RunLists(unittest.TestCase):
     def test_bad_lists_name_their_line(self):
         for text in ("end\n", "for x in a b\nsmoke {x} | --n 1\n", "smoke {x} | --n 1\n", "bench a | --n 1\n",
                      "cli c | two | t | --n 1\n", "smoke a | mpi | --n 1\n", "sanitize leakcheck | --n 1\n",
-                     "table: a\n", "smoke a b | --n 1\n", "measure m\n"):
+                     "title: t\n", "smoke a b | --n 1\n", "measure m\n"):
             with self.subTest(text=text), self.assertRaises(Failure) as e:
                 self.plan(text)
             self.assertIn("12_types_ops/runs.txt", str(e.exception))
+
+    def test_a_bad_layout_names_its_readme_line(self):
+        for layout in ("table: a\n", "titel: t\n", "table bits:\n"):
+            with self.subTest(layout=layout), self.assertRaises(Failure) as e:
+                runlist.RunList("12_types_ops", "", layout=layout)
+            self.assertIn("12_types_ops/README.md:1", str(e.exception))
 
     def test_the_steps_run_lists_parse(self):
         for step in common.read_beyond() + (["15_exact"] if (common.ROOT / "15_exact" / "runs.txt").is_file() else []):
