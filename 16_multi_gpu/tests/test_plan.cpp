@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "16_multi_gpu/multi_gpu.hpp"
 #include "harness.cuh"
-#include "multi_gpu.hpp"
 
 namespace {
 

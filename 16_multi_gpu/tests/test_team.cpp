@@ -11,11 +11,11 @@
 #include <tuple>
 #include <vector>
 
-#include "tests/gpu_test_util.hpp"
+#include "16_multi_gpu/multi_gpu.hpp"
+#include "16_multi_gpu/rounds.cuh"
+#include "16_multi_gpu/team.cuh"
 #include "input.hpp"
-#include "multi_gpu.hpp"
-#include "rounds.cuh"
-#include "team.cuh"
+#include "tests/gpu_test_util.hpp"
 
 namespace {
 

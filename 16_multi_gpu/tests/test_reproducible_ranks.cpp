@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "14_reproducible/bits.hpp"       // 14_reproducible_host
-#include "15_exact/exact_acc.hpp"  // 15_exact: the accumulator on the CPU, the oracle of the exact mode
-#include "tests/gpu_test_util.hpp"
-#include "input.hpp"
-#include "tests/property.hpp"
-#include "ranks.cuh"
 #include "14_reproducible/reproducible.cuh"  // 14_reproducible_kernel
+#include "15_exact/exact_acc.hpp"  // 15_exact: the accumulator on the CPU, the oracle of the exact mode
+#include "16_multi_gpu/ranks.cuh"
+#include "input.hpp"
+#include "tests/gpu_test_util.hpp"
+#include "tests/property.hpp"
 
 namespace {
 
