@@ -67,5 +67,3 @@ cudaError_t sum_shard_tiles(const float* shard, std::int64_t n, std::int64_t fir
 cudaError_t combine_tile_sums(const float* partials, std::int64_t n, float* out, cudaStream_t stream);
 
 }  // namespace step14
-
-namespace repro = step14;  // the old name, until 16_multi_gpu says step14

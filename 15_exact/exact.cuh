@@ -38,5 +38,3 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 extern const reduce::Step kStep;
 
 }  // namespace step15
-
-namespace exact = step15;  // the old name, until 16_multi_gpu says step15
