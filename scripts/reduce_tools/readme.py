@@ -303,9 +303,8 @@ class Data:
             rows.append([f"[{step}]({rel(ROOT / step / 'README.md', start)})", lessons.get(step, ""), count_text(n)]
                         + [gain_text(g.ab.get((step, n))) for g in self.gpus])
         missing = [g.name for g in self.gpus if not g.ab]
-        note = ("\n\nThe gain: the previous step's median time over this step's, measured in interleaved rounds "
-                "(`scripts/suite ab`, `results/<gpu>/ab/ab.json`), with its 95% interval; \"within noise\" where the "
-                "interval holds 1.")
+        note = ("\n\nThe gain: the previous step's median time over this one's, in interleaved rounds (`scripts/suite ab`), "
+                "with its 95% interval; \"within noise\" where that holds 1.")
         if missing:
             note += (f" Not recorded yet on the {', '.join(missing)}: `scripts/suite ab {' '.join(s[:2] for s in self.names[1:])} "
                      "--out results` on that GPU writes the records.")
