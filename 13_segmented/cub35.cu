@@ -6,7 +6,7 @@
 #include <climits>
 
 #include "cub35.hpp"
-#include "newest_cub.hpp"
+#include "cmake/newest_cub.hpp"
 
 namespace step13::cub35 {
 

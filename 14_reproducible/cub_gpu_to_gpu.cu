@@ -6,7 +6,7 @@
 
 
 #include "cub_gpu_to_gpu.hpp"
-#include "newest_cub.hpp"
+#include "cmake/newest_cub.hpp"
 
 namespace step14::cub_g2g {
 

@@ -67,7 +67,7 @@ function(reduce_add_newest_cub_library target source absent_source label what)
     else()
       target_link_libraries(${target} PRIVATE CCCL::CUB)
     endif()
-    target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/cmake)  # newest_cub.hpp, beside this file
+    target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})  # cmake/newest_cub.hpp, beside this file
     message(STATUS "${label}: comparing with ${what} from CCCL ${newest_VERSION}")
   else()
     message(STATUS "${label}: no comparison with ${what}: ${newest_REASON}")
