@@ -19,9 +19,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const std::int64_t n = opt.n;
   const reduce::LaunchConfig cfg{opt.block, device.ordinal, device.sm_count};  // opt.block: the fixed 512
   const std::size_t scratch_bytes = step12::scratch_bytes<T, O>(n, cfg);
-  reduce::ensure_device_memory(n * sizeof(T) + scratch_bytes + 2 * device.l2_bytes + (64 << 20));
-
-  reduce::Testbed<T> bed(opt, device);
+  reduce::Testbed<T> bed(opt, device, scratch_bytes);
   const reduce::TypedReference<T> ref = reduce::typed_reference(bed.host.get(), n, /*moments=*/O == Op::stats);
   // The CPU yardstick: the same operator folded element by element on one core.
   const double cpu_ms = reduce::time_cpu(opt.cpu_runs, [&] {
@@ -32,7 +30,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   });
   const auto scratch = bed.scratch(scratch_bytes);
   const auto mine = bed.template time<S>(1, [&](S* out, int k) {
-    return step12::launch<T, O>(bed.in.get(), n, out, reduce::view(scratch), bed.config(cfg, k), bed.stream.get());
+    return step12::launch<T, O>(bed.in.get(), n, out, reduce::view(scratch), cfg, bed.stream.get());
   });
   // The rivals: CUB's DeviceReduce for the same type and operator, and for stats this step's sum of the
   // same type (the bar: stats >= 0.95x of it).
@@ -50,7 +48,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   r.element_bytes = sizeof(T);
   r.element_name = std::string(reduce::to_string(reduce::type_tag<T>())) + "s";
   r.cpu_ms = cpu_ms;
-  reduce::fill_timing(r, mine, bed.shape);
+  reduce::fill_timing(r, mine);
   const int shown = reduce::check_runs(r, [&](int k) { return reduce::typed_verdict<T, O>(*mine.run(k), ref, opt.pattern); });
   reduce::finish(r, bed.input_unchanged());
 

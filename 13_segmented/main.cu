@@ -25,10 +25,8 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const step13::Search search = search_name == "kernel" ? step13::Search::kernel
                              : search_name == "block" ? step13::Search::block
                                                       : step13::Search::automatic;
-  reduce::ensure_device_memory(n * sizeof(float) + offsets.size() * 8 + 4 * (opt.warmup + opt.iters) * segments * sizeof(float) +
-                               step13::scratch_bytes(n) + 2 * device.l2_bytes + (64 << 20));
-
-  reduce::Testbed<float> bed(opt, device);
+  reduce::Testbed<float> bed(opt, device, offsets.size() * 8 + 4 * (opt.warmup + opt.iters) * segments * sizeof(float) +
+                                              step13::scratch_bytes(n));
   reduce::DeviceBuffer<std::int64_t> d_offsets(offsets.size());
   CUDA_CHECK(cudaMemcpy(d_offsets.get(), offsets.data(), d_offsets.bytes(), cudaMemcpyHostToDevice));
   const auto scratch = bed.scratch(step13::scratch_bytes(n));

@@ -22,15 +22,13 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const std::int64_t grid = opt.extra.at("--grid").empty() ? 0 : std::stoll(opt.extra.at("--grid"));
   const reduce::LaunchConfig cfg{opt.block, device.ordinal, device.sm_count, grid};
   const std::size_t scratch_bytes = step14::scratch_bytes(n, cfg);
-  reduce::ensure_device_memory(n * sizeof(float) + scratch_bytes + 2 * device.l2_bytes + (64 << 20));
-
-  reduce::Testbed<float> bed(opt, device);
+  reduce::Testbed<float> bed(opt, device, scratch_bytes);
   const reduce::Reference ref = reduce::reference_sum(bed.host.get(), n);
   const reduce::ExactSum exact = reduce::exact_sum(bed.host.get(), n);
   const float model = step14::model_sum(bed.host.get(), n);
   const auto scratch = bed.scratch(scratch_bytes);
   const auto mine = bed.time<float>(1, [&](float* out, int k) {
-    return step14::launch(bed.in.get(), n, out, reduce::view(scratch), bed.config(cfg, k), bed.stream.get());
+    return step14::launch(bed.in.get(), n, out, reduce::view(scratch), cfg, bed.stream.get());
   });
   const auto ten = bed.rival(reduce::rivals::step10(device)), cub = bed.rival(reduce::rivals::cub(device));
   const auto g2g = bed.rival(reduce::rivals::cub_g2g());
@@ -38,7 +36,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   reduce::Report r = reduce::fill_common(emit, opt, device);
   float cpu_result = 0.0f;
   r.cpu_ms = reduce::time_cpu_sum(bed.host.get(), n, opt.cpu_runs, &cpu_result);
-  reduce::fill_timing(r, mine, bed.shape);
+  reduce::fill_timing(r, mine);
   // Every run must be within the suite's tolerance and have the model's bits.
   const float shown = *mine.run(reduce::check_runs(r, [&](int k) {
     const float x = *mine.run(k);

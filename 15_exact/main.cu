@@ -48,15 +48,13 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const std::int64_t n = opt.n;
   const std::int64_t grid = opt.extra.at("--grid").empty() ? 0 : std::stoll(opt.extra.at("--grid"));
   const reduce::LaunchConfig cfg{opt.block, device.ordinal, device.sm_count, grid};
-  reduce::ensure_device_memory(n * sizeof(float) + step15::scratch_bytes(n, cfg) + 2 * device.l2_bytes + (64 << 20));
-
-  reduce::Testbed<float> bed(opt, device);
+  reduce::Testbed<float> bed(opt, device, step15::scratch_bytes(n, cfg));
   const bool cases_ok = opt.extra.at("--write-cases").empty() || write_cases(opt.extra.at("--write-cases"), cfg);
   const float want = reduce::exact_sum(bed.host.get(), n).to_float();
   const reduce::Reference ref = reduce::reference_sum(bed.host.get(), n);  // the rivals' check
   const auto s15 = bed.scratch(step15::scratch_bytes(n, cfg));
   const auto mine = bed.time<float>(1, [&](float* out, int k) {
-    return step15::launch(bed.in.get(), n, out, reduce::view(s15), bed.config(cfg, k), bed.stream.get());
+    return step15::launch(bed.in.get(), n, out, reduce::view(s15), cfg, bed.stream.get());
   });
   // The rivals (common/rivals.cuh): step 10, step 14, the toolkit's CUB and CUB's gpu_to_gpu (absent
   // without a CCCL 3.5).
@@ -65,7 +63,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
 
   reduce::Report r = reduce::fill_common(emit, opt, device);
   reduce::time_cpu_yardsticks(r, bed.host.get(), n, opt.cpu_runs);
-  reduce::fill_timing(r, mine, bed.shape);
+  reduce::fill_timing(r, mine);
   const float shown = *mine.run(reduce::check_runs(r, [&](int k) {  // every run: the exact sum's bits
     const float x = *mine.run(k);
     reduce::Verdict v(reduce::Check{true, 0.0, std::fabs(static_cast<double>(x) - want), same_bits(x, want)}, x, want);

@@ -28,48 +28,141 @@ void tell_wrong(const Report& r, const char* whose, int run, int total, const Ve
                v.check.tolerance, v.note.empty() ? "" : "; ", v.note.c_str());
 }
 
-// The measurement of a progression step: n floats of the pattern, the CPU reference and yardsticks, the
-// step's timed runs, every run checked against the reference.
-Report measure(const Step& step, const Bench& bench, const Options& opt, const DeviceInfo& device) {
-  const LaunchConfig cfg{opt.block, device.ordinal, device.sm_count};
-  const std::size_t scratch_bytes = step.scratch_bytes(opt.n, cfg);
-  ensure_device_memory(opt.n * sizeof(float) + scratch_bytes + 2 * device.l2_bytes + (64 << 20));
+}  // namespace
 
-  Testbed<float> bed(opt, device);
-  const Reference ref = reference_sum(bed.host.get(), bed.n);
-  Report r = fill_common(bench, opt, device);
-  time_cpu_yardsticks(r, bed.host.get(), bed.n, opt.cpu_runs);
+int exit_code(const char* program, std::int64_t n) {
+  try {
+    throw;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 2;
+  } catch (const NoUsableDevice& e) {
+    std::fprintf(stderr, "%s: no usable CUDA device: %s\n", program, e.what());
+    return 77;
+  } catch (const CudaError& e) {
+    if (is_unsupported_device_error(e.code())) {
+      std::fprintf(stderr, "%s: no usable CUDA device: %s (a GPU this build has no code for, or one that lacks a "
+                           "feature the step needs; rebuild with -DCMAKE_CUDA_ARCHITECTURES=native)\n",
+                   program, e.what());
+      return 77;
+    }
+    std::fprintf(stderr, "%s: CUDA error: %s\n", program, e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: no usable machine: not enough host memory for --n %lld\n", program, static_cast<long long>(n));
+    return 77;
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "%s: %s\n", program, e.what());
+    return 1;
+  }
+}
 
-  const DeviceBuffer<unsigned char> scratch = bed.scratch(scratch_bytes);
-  const Runs<float> runs = bed.time<float>(1, [&](float* out, int k) {
-    return step.launch(bed.in.get(), bed.n, out, view(scratch), bed.config(cfg, k), bed.stream.get());
-  });
-  fill_timing(r, runs, bed.shape);
-  check_runs(r, [&](int k) { return Verdict(*runs.run(k), ref, bed.n, opt.pattern); });
-  finish(r, bed.input_unchanged());
-  return r;
+namespace {
+
+// code, unless output never arrived (a full disk, a closed pipe: SIGPIPE is ignored so that the write
+// fails): then 1 with one line, whatever the run computed.
+int flushed(const char* program, int code) {
+  if (const std::string why = flush_stdout(); !why.empty()) {
+    std::fprintf(stderr, "%s: cannot write the output (stdout): %s\n", program, why.c_str());
+    return code != 0 ? code : 1;
+  }
+  return code;
 }
 
 }  // namespace
 
+Clock::Clock(int warmup, int iters, L2Flusher& flusher, cudaStream_t stream)
+    : warmup_(warmup), flusher_(flusher), stream_(stream), start_(iters), stop_(iters) {}
+
+void Clock::start(int run) {
+  if (run < warmup_) return;
+  flusher_.flush(stream_);
+  CUDA_CHECK(cudaEventRecord(start_[run - warmup_].get(), stream_));
+}
+
+void Clock::stop(int run) {
+  if (run >= warmup_) CUDA_CHECK(cudaEventRecord(stop_[run - warmup_].get(), stream_));
+}
+
+std::vector<double> Clock::ms() {
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  std::vector<double> out(start_.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    float t = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&t, start_[i].get(), stop_[i].get()));
+    out[i] = t;
+  }
+  return out;
+}
+
 std::vector<double> time_runs(int warmup, int iters, L2Flusher& flusher, cudaStream_t stream,
                               const std::function<void(int)>& launch) {
-  std::vector<Event> start(iters), stop(iters);
-  for (int r = 0; r < warmup; ++r) launch(r);
-  for (int i = 0; i < iters; ++i) {
-    flusher.flush(stream);
-    CUDA_CHECK(cudaEventRecord(start[i].get(), stream));
-    launch(warmup + i);
-    CUDA_CHECK(cudaEventRecord(stop[i].get(), stream));
+  Clock clock(warmup, iters, flusher, stream);
+  for (int k = 0; k < clock.runs(); ++k) {
+    clock.start(k);
+    launch(k);
+    clock.stop(k);
   }
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  std::vector<double> ms(iters);
-  for (int i = 0; i < iters; ++i) {
-    float t = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&t, start[i].get(), stop[i].get()));
-    ms[i] = t;
+  return clock.ms();
+}
+
+namespace {
+
+// A graph node's dependencies or dependents (CUDA 13 added their edges' data to both calls).
+std::vector<cudaGraphNode_t> neighbours(cudaGraphNode_t node, bool dependents) {
+  std::size_t count = 0;
+#if CUDART_VERSION >= 13000
+  const auto list = [&](cudaGraphNode_t* out) {
+    return dependents ? cudaGraphNodeGetDependentNodes(node, out, nullptr, &count)
+                      : cudaGraphNodeGetDependencies(node, out, nullptr, &count);
+  };
+#else
+  const auto list = [&](cudaGraphNode_t* out) {
+    return dependents ? cudaGraphNodeGetDependentNodes(node, out, &count) : cudaGraphNodeGetDependencies(node, out, &count);
+  };
+#endif
+  if (list(nullptr) != cudaSuccess) return {};
+  std::vector<cudaGraphNode_t> out(count);
+  if (count > 0 && list(out.data()) != cudaSuccess) return {};
+  out.resize(count);
+  return out;
+}
+
+}  // namespace
+
+LaunchShape launch_shape(cudaStream_t stream, const std::function<cudaError_t(cudaStream_t)>& launch) {
+  LaunchShape shape;
+  cudaGraph_t graph = nullptr;
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) == cudaSuccess) {
+    const cudaError_t launched = launch(stream);
+    if (cudaStreamEndCapture(stream, &graph) != cudaSuccess || launched != cudaSuccess) {
+      if (graph) cudaGraphDestroy(graph);
+      graph = nullptr;
+    }
   }
-  return ms;
+  (void)cudaGetLastError();  // a launcher that cannot be captured leaves no error for the runs after
+  if (!graph) return shape;
+  std::size_t count = 0;
+  std::vector<cudaGraphNode_t> nodes;
+  if (cudaGraphGetNodes(graph, nullptr, &count) == cudaSuccess) {
+    nodes.resize(count);
+    if (cudaGraphGetNodes(graph, nodes.data(), &count) != cudaSuccess) nodes.clear();
+  }
+  // One stream's capture is a chain: walk it from its root, so that the first kernel is the first enqueued.
+  auto node = std::find_if(nodes.begin(), nodes.end(), [](cudaGraphNode_t x) { return neighbours(x, false).empty(); });
+  for (cudaGraphNode_t at = node != nodes.end() ? *node : nullptr; at != nullptr;) {
+    cudaGraphNodeType type{};
+    cudaKernelNodeParams p{};
+    if (cudaGraphNodeGetType(at, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel &&
+        cudaGraphKernelNodeGetParams(at, &p) == cudaSuccess && shape.launches++ == 0) {
+      shape.grid = std::int64_t{p.gridDim.x} * p.gridDim.y * p.gridDim.z;
+      shape.block = static_cast<int>(p.blockDim.x * p.blockDim.y * p.blockDim.z);
+    }
+    const std::vector<cudaGraphNode_t> next = neighbours(at, true);
+    at = next.empty() ? nullptr : next.front();
+  }
+  cudaGraphDestroy(graph);
+  return shape;
 }
 
 void add_comparison(Report& r, const std::string& name, const Summary& ms) {
@@ -101,6 +194,11 @@ void record_rival(Report& r, const std::string& name, const Summary& ms, bool id
   if (check.first_wrong >= 0) tell_wrong(r, ("note: " + name + "'s ").c_str(), check.first_wrong, check.total, check.wrong);
 }
 
+std::int64_t fits_on_device(std::int64_t n, std::size_t element, std::size_t more, const DeviceInfo& device) {
+  ensure_device_memory(static_cast<std::size_t>(n) * element + more + 2 * device.l2_bytes + (std::size_t{64} << 20));
+  return n;
+}
+
 void ensure_device_memory(std::size_t needed) {
   std::size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -110,40 +208,12 @@ void ensure_device_memory(std::size_t needed) {
 }
 
 int guarded_main(const char* program, const std::int64_t& n, const std::function<int()>& body) {
-  // A closed pipe then fails the write (EPIPE) instead of ending the program without a word.
   std::signal(SIGPIPE, SIG_IGN);
-  int code = 0;
   try {
-    code = body();
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "%s: %s\n", program, e.what());
-    return 2;
-  } catch (const NoUsableDevice& e) {
-    std::fprintf(stderr, "%s: no usable CUDA device: %s\n", program, e.what());
-    return 77;
-  } catch (const CudaError& e) {
-    if (is_unsupported_device_error(e.code())) {
-      std::fprintf(stderr, "%s: no usable CUDA device: %s (a GPU this build has no code for, or one that lacks a "
-                           "feature the step needs; rebuild with -DCMAKE_CUDA_ARCHITECTURES=native)\n",
-                   program, e.what());
-      return 77;
-    }
-    std::fprintf(stderr, "%s: CUDA error: %s\n", program, e.what());
-    return 1;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: no usable machine: not enough host memory for --n %lld\n", program,
-                 static_cast<long long>(n));
-    return 77;
-  } catch (const OutputError& e) {
-    std::fprintf(stderr, "%s: %s\n", program, e.what());
-    return 1;
+    return flushed(program, body());
+  } catch (...) {
+    return exit_code(program, n);
   }
-  // Output that never arrived (a full disk, a closed pipe) fails the run, whatever it computed.
-  if (const std::string why = flush_stdout(); !why.empty()) {
-    std::fprintf(stderr, "%s: cannot write the output (stdout): %s\n", program, why.c_str());
-    return code != 0 ? code : 1;
-  }
-  return code;
 }
 
 void Emitter::operator()(const Report& r) {
@@ -162,31 +232,72 @@ void Emitter::operator()(const Report& r) {
 
 int run_bench(const Bench& bench, int argc, char** argv) {
   const char* program = bench.program ? bench.program : bench.name;
+  std::signal(SIGPIPE, SIG_IGN);
   Options opt;
   opt.n = bench.spec.default_n;
-  return guarded_main(program, opt.n, [&] {
+  try {
     opt = parse_options(argc, argv, bench.spec);
     if (opt.help) {
       std::cout << usage(program, bench.lesson, bench.spec);
-      return 0;
+      return flushed(program, 0);
     }
     if (bench.check) bench.check(opt);
     const DeviceInfo device = bench.opens_own_devices ? DeviceInfo{} : open_device(opt.device);
     Emitter emit(opt.format, bench);
     bench.measure(opt, device, emit);
     if (emit.emitted() == 0) std::fprintf(stderr, "%s: the run produced no record\n", program);
-    return emit.all_passed() ? 0 : 1;
-  });
+    return flushed(program, emit.all_passed() ? 0 : 1);
+  } catch (...) {
+    return exit_code(program, opt.n);
+  }
 }
 
+// The whole program of a progression step, its launches in its own loop: main -> run_step -> the
+// step's launch (then with_block_size's call to the step's kernel launch): the input of the pattern,
+// the CPU reference and yardsticks, the timed runs (warm-up, then each after an L2 flush), every run's
+// result checked, one record.
 int run_step(const Step& step, int argc, char** argv) {
   Bench bench{step.name, step.lesson};
   bench.spec.block = step.block;
   bench.deterministic = step.deterministic;
-  bench.measure = [&](const Options& opt, const DeviceInfo& device, Emitter& emit) {
-    emit(measure(step, bench, opt, device));
-  };
-  return run_bench(bench, argc, argv);
+  std::signal(SIGPIPE, SIG_IGN);
+  Options opt;
+  opt.n = bench.spec.default_n;
+  try {
+    opt = parse_options(argc, argv, bench.spec);
+    if (opt.help) {
+      std::cout << usage(step.name, step.lesson, bench.spec);
+      return flushed(step.name, 0);
+    }
+    const DeviceInfo device = open_device(opt.device);
+    const LaunchConfig cfg{opt.block, device.ordinal, device.sm_count};
+    const std::size_t scratch_bytes = step.scratch_bytes(opt.n, cfg);
+    Testbed<float> bed(opt, device, scratch_bytes);
+    const Reference ref = reference_sum(bed.host.get(), opt.n);
+    Report r = fill_common(bench, opt, device);
+    time_cpu_yardsticks(r, bed.host.get(), opt.n, opt.cpu_runs);
+
+    const DeviceBuffer<unsigned char> scratch = bed.scratch(scratch_bytes);
+    Clock clock(opt.warmup, opt.iters, bed.flusher, bed.stream.get());
+    const Slots<float> out(clock.runs(), 1, bed.stream.get());
+    for (int k = 0; k < clock.runs(); ++k) {
+      clock.start(k);
+      CUDA_CHECK(step.launch(bed.in.get(), opt.n, out.at(k), view(scratch), cfg, bed.stream.get()));
+      CUDA_CHECK(cudaGetLastError());
+      clock.stop(k);
+    }
+    Runs<float> runs = out.collect(clock.ms());
+    runs.shape = launch_shape(bed.stream.get(), [&](cudaStream_t s) {
+      return step.launch(bed.in.get(), opt.n, out.at(0), view(scratch), cfg, s);
+    });
+    fill_timing(r, runs);
+    check_runs(r, [&](int k) { return Verdict(*runs.run(k), ref, opt.n, opt.pattern); });
+    finish(r, bed.input_unchanged());
+    Emitter(opt.format, bench)(r);
+    return flushed(step.name, r.passed ? 0 : 1);
+  } catch (...) {
+    return exit_code(step.name, opt.n);
+  }
 }
 
 Report fill_common(const Bench& bench, const Options& opt, const DeviceInfo& device) {
@@ -209,7 +320,7 @@ Report fill_common(const Bench& bench, const Options& opt, const DeviceInfo& dev
 void fill_timing(Report& r, const Summary& ms, bool identical, const LaunchShape& shape) {
   r.ms = ms;
   r.runs_identical = identical;
-  if (shape.launches > 0) {
+  if (shape.launches > 0 && r.block_rule != "chosen") {  // chosen inside: the record shows 0
     r.block = shape.block;
     r.grid = shape.grid;
     r.launches = shape.launches;

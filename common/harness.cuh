@@ -20,24 +20,51 @@
 
 namespace reduce {
 
-// The whole program of a progression step: run_bench (below) with a Bench made from the Step record,
-// whose measurement generates the input, computes the CPU reference and yardsticks, runs the step
-// (warm-up runs, then timed runs with the L2 flushed before each; every run's result is checked) and
-// fills the record through the same engine as every other step. Returns the exit code.
+// The whole program of a progression step, with the options, --help, record and exit codes of every
+// executable: it generates the input, computes the CPU reference and yardsticks, runs the step in its
+// own loop (warm-up runs, then timed runs with the L2 flushed before each: main -> run_step -> the
+// step's launch), checks every run's result and prints the record. Returns the exit code.
 int run_step(const Step& step, int argc, char** argv);
 
 // The pieces the engine is made of, for a step's measure().
 
+// The timed loop's clock. Runs 0 .. warmup-1 are untimed; every later run is preceded by an L2 flush
+// and lies between two events on the stream. A caller brackets run k's launches with start(k) and
+// stop(k), so the loop that launches is its own (the short path from main to the kernel):
+//   for (int k = 0; k < clock.runs(); ++k) { clock.start(k); launch(...); clock.stop(k); }
+class Clock {
+ public:
+  Clock(int warmup, int iters, L2Flusher& flusher, cudaStream_t stream);
+  int runs() const { return warmup_ + static_cast<int>(start_.size()); }
+  void start(int run);
+  void stop(int run);
+  std::vector<double> ms();  // waits for the stream; the timed runs' milliseconds, in order
+
+ private:
+  int warmup_;
+  L2Flusher& flusher_;
+  cudaStream_t stream_;
+  std::vector<Event> start_, stop_;
+};
+
 // Calls launch(r) for r = 0 .. warmup-1 untimed, then for r = warmup .. warmup+iters-1 each after an
-// L2 flush and between two events on stream; returns the timed runs' milliseconds, in order.
+// L2 flush and between two events on stream (Clock); returns the timed runs' milliseconds, in order.
 std::vector<double> time_runs(int warmup, int iters, L2Flusher& flusher, cudaStream_t stream,
                               const std::function<void(int)>& launch);
+
+// What one call of a launcher enqueues: its first kernel's grid and block and how many kernels, read
+// from a CUDA graph of the call (captured on stream, never run), so that no launcher reports anything
+// and nothing is written back into its configuration. Empty where the call cannot be captured.
+LaunchShape launch_shape(cudaStream_t stream, const std::function<cudaError_t(cudaStream_t)>& launch);
 
 // A scratch buffer as launchers take it.
 inline Scratch view(const DeviceBuffer<unsigned char>& b) { return Scratch{b.get(), b.bytes()}; }
 
 // Throws NoUsableDevice (exit 77) when the device has fewer than `needed` bytes free.
 void ensure_device_memory(std::size_t needed);
+// n, once ensure_device_memory has passed the one estimate of a run: the input (n elements of `element`
+// bytes), `more` bytes (scratch, a step's own buffers), the L2 flusher's two L2 sizes, 64 MB for the runtime.
+std::int64_t fits_on_device(std::int64_t n, std::size_t element, std::size_t more, const DeviceInfo& device);
 
 // The timed runs of one launcher whose every run writes `count` results of type S (a float, a
 // reduction state, one sum per segment): run r writes into its own slot of a device buffer that starts
@@ -51,27 +78,43 @@ struct Runs {
   std::vector<S> results;     // (warmup + iters) * count values
   std::int64_t count = 0;
   bool identical = true;      // every run bitwise equal to run 0
+  LaunchShape shape;          // the launch of one call, where the caller asked for it (Testbed::time)
   const S* run(int r) const { return results.data() + static_cast<std::size_t>(r) * count; }
   int total() const { return count > 0 ? static_cast<int>(results.size() / count) : 0; }
 };
+// The runs' results on the device: `count` values of S per run, all-ones bytes until written.
+template <typename S>
+struct Slots {
+  Slots(int runs, std::int64_t count_, cudaStream_t stream) : count(count_), out(static_cast<std::int64_t>(runs) * count_) {
+    CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream));
+  }
+  S* at(int run) const { return out.get() + static_cast<std::int64_t>(run) * count; }
+  // The runs copied back (after the clock's ms(), which waited for the stream), summarized and compared.
+  Runs<S> collect(std::vector<double> ms) const {
+    Runs<S> r;
+    r.count = count;
+    r.ms = std::move(ms);
+    r.summary = summarize(r.ms);
+    r.results.resize(out.size());
+    if (!r.results.empty()) CUDA_CHECK(cudaMemcpy(r.results.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
+    for (int k = 1; k < r.total() && r.identical; ++k) r.identical = std::memcmp(r.run(k), r.run(0), count * sizeof(S)) == 0;
+    return r;
+  }
+  std::int64_t count;
+  DeviceBuffer<S> out;
+};
+
 template <typename S, typename Launch>  // Launch: cudaError_t(S* out, int run)
 Runs<S> run_slots(int warmup, int iters, std::int64_t count, L2Flusher& flusher, cudaStream_t stream, Launch&& launch) {
-  const int runs = warmup + iters;
-  DeviceBuffer<S> out(static_cast<std::int64_t>(runs) * count);
-  CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream));
-  Runs<S> r;
-  r.count = count;
-  r.ms = time_runs(warmup, iters, flusher, stream, [&](int k) {
-    CUDA_CHECK(launch(out.get() + static_cast<std::int64_t>(k) * count, k));
+  Clock clock(warmup, iters, flusher, stream);
+  const Slots<S> slots(clock.runs(), count, stream);
+  for (int k = 0; k < clock.runs(); ++k) {
+    clock.start(k);
+    CUDA_CHECK(launch(slots.at(k), k));
     CUDA_CHECK(cudaGetLastError());
-  });
-  r.summary = summarize(r.ms);
-  r.results.resize(static_cast<std::size_t>(runs) * count);
-  if (!r.results.empty())
-    CUDA_CHECK(cudaMemcpy(r.results.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
-  for (int k = 1; k < runs && r.identical; ++k)
-    r.identical = std::memcmp(r.run(k), r.run(0), count * sizeof(S)) == 0;
-  return r;
+    clock.stop(k);
+  }
+  return slots.collect(clock.ms());
 }
 
 // One run's result against its reference.
@@ -118,12 +161,16 @@ struct RivalRuns : Runs<S> {
 };
 
 // The input of one measurement and the means to time launchers on it: n elements of opt.pattern on the
-// host and the same uploaded to the device, a stream and an L2 flusher. time<S>() is run_slots with the
-// options' warm-up and timed runs on that stream; config(cfg, k) is cfg with run 0 reporting its launches
-// into `shape` (the record's grid, block and kernels).
+// host and the same uploaded to the device, a stream and an L2 flusher. The constructor first checks
+// the device memory the run needs, the one estimate of every executable: the input, `device_bytes` more
+// (the step's scratch, its own buffers), the L2 flusher's two L2 sizes and 64 MB for the runtime.
+// time<S>() is run_slots with the options' warm-up and timed runs on that stream, and the launch
+// shape of one call (launch_shape) in Runs::shape.
 template <typename T>
 struct Testbed {
-  Testbed(const Options& opt_, const DeviceInfo& device) : opt(opt_), n(opt_.n), host(new T[std::max<std::int64_t>(n, 1)]), in(n), flusher(device) {
+  Testbed(const Options& opt_, const DeviceInfo& device, std::size_t device_bytes = 0)
+      : opt(opt_), n(fits_on_device(opt_.n, sizeof(T), device_bytes, device)), host(new T[std::max<std::int64_t>(n, 1)]),
+        in(n), flusher(device) {
     fill_input(host.get(), n, opt.pattern, opt.seed);
     CUDA_CHECK(cudaMemcpyAsync(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice, stream.get()));
     CUDA_CHECK(cudaStreamSynchronize(stream.get()));
@@ -138,7 +185,10 @@ struct Testbed {
   }
   template <typename S, typename Launch>  // Launch: cudaError_t(S* out, int run)
   Runs<S> time(std::int64_t count, Launch&& launch) {
-    return run_slots<S>(opt.warmup, opt.iters, count, flusher, stream.get(), std::forward<Launch>(launch));
+    Runs<S> r = run_slots<S>(opt.warmup, opt.iters, count, flusher, stream.get(), launch);
+    const DeviceBuffer<S> probe(std::max<std::int64_t>(count, 1));  // captured, never written
+    r.shape = launch_shape(stream.get(), [&](cudaStream_t) { return launch(probe.get(), 0); });
+    return r;
   }
   // A rival timed like the step (nothing runs where it is absent); its scratch and results live
   // only while it runs, so the device memory check is its own.
@@ -152,14 +202,10 @@ struct Testbed {
     const std::size_t bytes = rv.scratch_bytes ? rv.scratch_bytes(n) : 0;
     ensure_device_memory(bytes + static_cast<std::size_t>(opt.warmup + opt.iters) * rv.count * sizeof(S) + (64 << 20));
     const DeviceBuffer<unsigned char> s = scratch(bytes);
-    static_cast<Runs<S>&>(out) = time<S>(rv.count, [&](S* results, int) {
+    static_cast<Runs<S>&>(out) = run_slots<S>(opt.warmup, opt.iters, rv.count, flusher, stream.get(), [&](S* results, int) {
       return rv.launch(in.get(), n, results, view(s), stream.get());
     });
     return out;
-  }
-  LaunchConfig config(LaunchConfig cfg, int run) {
-    if (run == 0) cfg.shape = &shape;
-    return cfg;
   }
   bool input_unchanged() const { return device_equals_host(in.get(), host.get(), n); }
 
@@ -169,7 +215,6 @@ struct Testbed {
   Stream stream;
   DeviceBuffer<T> in;
   L2Flusher flusher;
-  LaunchShape shape;
 };
 
 // Adds a comparison's fields to a report: <name>_median_ms, _min_ms, _max_ms, <name>_gbps (of the
@@ -182,11 +227,14 @@ void add_comparison(Report& r, const std::string& name, const Summary& ms);
 // holds cub_abs_error. Mains name a rival's fields this way, never by adding strings.
 std::vector<Field> prefixed(const std::string& name, std::vector<Field> fields);
 
-// Runs body and returns its exit code, or maps what it throws to the suite's exit codes with a
-// one-line message on stderr: UsageError 2, NoUsableDevice 77, CudaError 1 (77 when the GPU cannot run
-// this build), std::bad_alloc 77 (n names the --n that asked too much host memory), OutputError 1.
-// Then stdout is flushed: output that did not arrive (a full disk, a closed pipe: SIGPIPE is ignored
-// so that the write fails) is exit 1 with one line, for every executable alike.
+// The exception being handled (call it inside a catch) as the suite's exit code, with a one-line
+// message on stderr: UsageError 2, NoUsableDevice 77, CudaError 1 (77 when the GPU cannot run this
+// build), std::bad_alloc 77 (n names the --n that asked too much host memory), OutputError 1.
+int exit_code(const char* program, std::int64_t n);
+
+// Runs body and returns its exit code, or exit_code for what it throws. Then stdout is flushed: output
+// that did not arrive (a full disk, a closed pipe: SIGPIPE is ignored so that the write fails) is exit
+// 1 with one line, for every executable alike. run_step and run_bench do the same inline.
 int guarded_main(const char* program, const std::int64_t& n, const std::function<int()>& body);
 
 // ---------------------------------------------------------------------------------------------
@@ -252,8 +300,8 @@ inline Report fill_common(const Emitter& emit, const Options& opt, const DeviceI
 // first run reported (grid, block, kernels), where it reported one.
 void fill_timing(Report& r, const Summary& ms, bool identical, const LaunchShape& shape = {});
 template <typename S>
-void fill_timing(Report& r, const Runs<S>& runs, const LaunchShape& shape = {}) {
-  fill_timing(r, runs.summary, runs.identical, shape);
+void fill_timing(Report& r, const Runs<S>& runs) {
+  fill_timing(r, runs.summary, runs.identical, runs.shape);
 }
 
 // Asks verdict(k) for runs k = 0 .. r.runs_total - 1, counts runs_correct, and sets result, reference,
