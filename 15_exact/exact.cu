@@ -12,10 +12,11 @@
 // moves its 32 doubles into the block's accumulator (three 32-bit digits each, summed by shuffles).
 //
 // The adaptation (data that leaves the band now and then). A round with a float outside the band tries,
-// at most kAdapts times per window, two cheap repairs before the bins: when the round's nonzero floats
-// span fewer than kBand binades, the band moves to hold them, once a window (data of one scale
-// elsewhere: the window moves once and stays); when one or two floats are outside, they go into the block's accumulator one
-// by one and the rest into the window (a rare outlier, or the tail of the data's scale).
+// at most kAdapts times per window, two cheap repairs before the bins: when one or two floats are
+// outside, they go into the block's accumulator one by one and the rest into the window (a rare
+// outlier, or the tail of the data's scale); when more are, and the round's nonzero floats span fewer
+// than kBand binades, the band moves to hold them, once a window (data of one scale elsewhere: the
+// window moves once and stays).
 //
 // The bins (data of many scales). Any other round adds each float to the thread's bin for its band of
 // 16 binades (exponent >> 4), with no branch: 16 doubles a thread in shared memory, each exact for 2^14
@@ -213,9 +214,9 @@ struct Window {
   }
 
   // A round with a float outside the band, without the bins where that is cheap (at most kAdapts times
-  // per window, as each costs atomics): the band moves to hold the whole round (once a window), or the
-  // one or two floats outside go into the Acc one by one (NaN and the infinities into its counts) and
-  // the rest into the window. False: the round is for the bins.
+  // per window, as each costs atomics): one or two floats outside go into the Acc one by one (NaN and
+  // the infinities into its counts) and the rest into the window; a round with more outside moves the
+  // band to hold it, once a window, where it spans fewer than kBand binades. False: the bins.
   __device__ bool adapt(Vec4 (&x)[kLoadsInFlight], Words* acc);
 };
 
@@ -251,10 +252,13 @@ __device__ bool Window::adapt(Vec4 (&x)[kLoadsInFlight], Words* acc) {
     const unsigned a = __float_as_uint(v[i]) & 0x7fffffffu;
     outside |= static_cast<unsigned>(a >= below || (a != 0 && a < from)) << i;
   }
-  const unsigned t = span.band_top();
-  if (t == 0 && __popc(outside) > 2) return false;
+  // One or two floats outside: outliers, whatever the round spans (a tail value must not move a band
+  // that holds the rest). More: the round is at another scale, or of many.
+  const bool few = __popc(outside) <= 2;
+  const unsigned t = few ? 0 : span.band_top();
+  if (!few && t == 0) return false;
   --adapts;
-  if (t != 0) {  // after a move, a round that leaves the band again goes to the bins: no move thrashes
+  if (!few) {  // after a move, a round that leaves the band again goes to the bins: no move thrashes
     move_band(t, acc);
     adapts = 0;
   } else {
@@ -529,7 +533,6 @@ cudaError_t run(const float* in, std::int64_t n, Acc* acc_out, float* out, reduc
     const std::int64_t grid = grid_for<kBlock>(n, cfg, device);
     reduce_exact<kBlock, Round><<<static_cast<unsigned>(grid), kBlock, kBinBytes<kBlock>, stream>>>(in, n, total, done, acc_out, out);
     CUDA_TRY(cudaGetLastError());
-    reduce::record_launch(cfg, grid, kBlock);
     return cudaSuccess;
   });
 }
