@@ -58,7 +58,6 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
     float* const dst = blocks == 1 ? out : (pass % 2 == 0 ? ping : pong);
     reduce_first_add<<<static_cast<unsigned>(blocks), cfg.block, cfg.block * sizeof(float), stream>>>(src, count, dst);
     CUDA_TRY(cudaGetLastError());
-    reduce::record_launch(cfg, blocks, cfg.block);
     if (blocks == 1) return cudaSuccess;
     src = dst;
     count = blocks;

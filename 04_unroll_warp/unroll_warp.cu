@@ -87,7 +87,6 @@ cudaError_t launch_passes(const float* in, std::int64_t n, float* out, float* pi
     float* const dst = blocks == 1 ? out : (pass % 2 == 0 ? ping : pong);
     reduce_unroll_warp<Block><<<static_cast<unsigned>(blocks), Block, 0, stream>>>(src, count, dst);
     CUDA_TRY(cudaGetLastError());
-    reduce::record_launch(cfg, blocks, Block);
     if (blocks == 1) return cudaSuccess;
     src = dst;
     count = blocks;

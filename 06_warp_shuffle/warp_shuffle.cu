@@ -81,10 +81,8 @@ cudaError_t launch_passes(const float* in, std::int64_t n, float* out, float* pa
   CUDA_TRY(grid_size<Block>(n, cfg.sm_count, &blocks));
   reduce_warp_shuffle<Block><<<blocks, Block, 0, stream>>>(in, n, blocks == 1 ? out : partial);
   CUDA_TRY(cudaGetLastError());
-  reduce::record_launch(cfg, blocks, Block);
   if (blocks == 1) return cudaSuccess;
   reduce_warp_shuffle<Block><<<1, Block, 0, stream>>>(partial, blocks, out);
-  reduce::record_launch(cfg, 1, Block);
   return cudaGetLastError();
 }
 

@@ -100,7 +100,6 @@ cudaError_t launch_grid(const float* in, std::int64_t n, float* out, float* part
   void* args[] = {&in, &n, &partial, &out};
   CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce_cooperative_grid<Block>), blocks, Block,
                                        args, 0, stream));
-  reduce::record_launch(cfg, blocks, Block);
   return cudaSuccess;
 }
 

@@ -123,7 +123,6 @@ cudaError_t launch_grid(const float* in, std::int64_t n, float* out, unsigned lo
   void* args[] = {&in, &n, &slots, &out};
   CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce_flag_handover<Block>), blocks, Block,
                                        args, 0, stream));
-  reduce::record_launch(cfg, blocks, Block);
   return cudaSuccess;
 }
 

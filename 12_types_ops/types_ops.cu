@@ -321,7 +321,6 @@ cudaError_t launch(const T* in, std::int64_t n, State<T, O>* out, reduce::Scratc
   auto* states = reinterpret_cast<State<T, O>*>(static_cast<unsigned char*>(scratch.data) + flags_bytes(cfg));
   void* args[] = {&in, &n, &flags, &states, &out};
   CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), blocks, kB, args, 0, stream));
-  reduce::record_launch(cfg, blocks, kB);
   return cudaSuccess;
 }
 

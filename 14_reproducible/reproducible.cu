@@ -385,7 +385,6 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
     reduce_reproducible<kBlock><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(
         tiling(in, n, log2_tile(n)), sums_in(scratch.data), counter_in(scratch.data), out);
     CUDA_TRY(cudaGetLastError());
-    reduce::record_launch(cfg, grid, kBlock);
     return cudaSuccess;
   });
 }
@@ -410,7 +409,6 @@ cudaError_t sum_shard_tiles(const float* shard, std::int64_t n, std::int64_t fir
     constexpr unsigned kBlock = decltype(block)::value;
     shard_tile_sums<kBlock><<<static_cast<unsigned>(grid), kBlock, 0, stream>>>(tiling(shard, shard_n, lg), partials);
     CUDA_TRY(cudaGetLastError());
-    reduce::record_launch(cfg, grid, kBlock);
     return cudaSuccess;
   });
 }

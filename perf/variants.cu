@@ -394,7 +394,6 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
   auto* slots = static_cast<unsigned long long*>(scratch.data);
   void* args[] = {&in, &n, &slots, &out};
   CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce<Block, Tiled>), blocks, Block, args, 0, stream));
-  reduce::record_launch(cfg, blocks, Block);
   return cudaSuccess;
 }
 
@@ -457,15 +456,15 @@ bool set_ablation(const Out& out, const std::vector<int>& logs, const reduce::De
     std::vector<float> last(rows.size(), 0.0f);
     for (int round = 0; round < kRounds; ++round) {
       for (std::size_t r = 0; r < rows.size(); ++r) {
-        reduce::LaunchConfig cfg{rows[r].block, device.ordinal, device.sm_count};
-        reduce::LaunchConfig first = cfg;
-        reduce::LaunchShape shape;
-        first.shape = &shape;
-        const auto runs = reduce::run_slots<float>(kWarmup, kIters, 1, flusher, stream, [&](float* results, int run) {
-          return rows[r].launch(in.get(), n, results, reduce::Scratch{slots.get(), slots.bytes()}, run == 0 ? first : cfg,
-                                stream);
+        const reduce::LaunchConfig cfg{rows[r].block, device.ordinal, device.sm_count};
+        const reduce::Scratch scratch{slots.get(), slots.bytes()};
+        const auto runs = reduce::run_slots<float>(kWarmup, kIters, 1, flusher, stream, [&](float* results, int) {
+          return rows[r].launch(in.get(), n, results, scratch, cfg, stream);
         });
-        if (round == 0) shapes[r] = shape;
+        if (round == 0) {  // the launch of one call, from a CUDA graph of it (never run)
+          const reduce::DeviceBuffer<float> probe(1);
+          shapes[r] = reduce::launch_shape(stream, [&](cudaStream_t s) { return rows[r].launch(in.get(), n, probe.get(), scratch, cfg, s); });
+        }
         for (int run = 0; run < runs.total(); ++run) correct[r] += reduce::check_result(*runs.run(run), ref, n, pattern).passed;
         identical[r] = identical[r] && runs.identical && (round == 0 || *runs.run(0) == last[r]);
         last[r] = *runs.run(runs.total() - 1);
