@@ -15,12 +15,13 @@ raises on inf - inf and when its double overflows).
 
 Usage: python3 check_fsum.py FILE
 """
+
 import math
 import struct
 import sys
 from fractions import Fraction
 
-FLOAT_MAX = Fraction((2 ** 24 - 1) * 2 ** 104)
+FLOAT_MAX = Fraction((2**24 - 1) * 2**104)
 ULP_EXP_MIN = -149  # float32's smallest step: 2^-149
 
 

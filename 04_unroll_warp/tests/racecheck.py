@@ -23,8 +23,9 @@ def main():
     if not sanitizer:
         print("skipped: no compute-sanitizer (it ships with the CUDA Toolkit: put its bin/ on PATH)", file=sys.stderr)
         return 77
-    probe = subprocess.run([a.exe, "--n", "1", "--iters", "1", "--warmup", "0", "--cpu-runs", "0"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        [a.exe, "--n", "1", "--iters", "1", "--warmup", "0", "--cpu-runs", "0"], capture_output=True, text=True
+    )
     if probe.returncode == 77:
         print(f"skipped: {probe.stderr.strip() or 'no usable CUDA device'}", file=sys.stderr)
         return 77

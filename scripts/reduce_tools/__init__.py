@@ -1,4 +1,5 @@
 """The suite's tools as one package behind scripts/suite (cli.py lists the subcommands)."""
+
 import re
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """python -m reduce_tools: the same as scripts/suite."""
+
 import sys
 
 from .cli import main

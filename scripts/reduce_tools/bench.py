@@ -9,8 +9,26 @@ import time
 from pathlib import Path
 
 from . import stats, tables
-from .common import (CEILING_TOOL, ROOT, Failure, UsageError, check_folder, check_target, count_text, dump_json, exe_path, gpu_folder,
-                     meta_of, progress, quote, read_json, read_steps, records_of, run_records, write_files)
+from .common import (
+    CEILING_TOOL,
+    ROOT,
+    Failure,
+    UsageError,
+    check_folder,
+    check_target,
+    count_text,
+    dump_json,
+    exe_path,
+    gpu_folder,
+    meta_of,
+    progress,
+    quote,
+    read_json,
+    read_steps,
+    records_of,
+    run_records,
+    write_files,
+)
 from .runlist import RunList
 
 
@@ -40,8 +58,9 @@ def _cmake(cmd):
 
 def probe(exe, extra=()):
     """One tiny run before anything else: 77 without a GPU, 2 for options the step refuses."""
-    return run_records([exe, "--n", "1", "--iters", "1", "--warmup", "0", "--cpu-runs", "0", "--format", "json", *extra],
-                       exe.name)[0]
+    return run_records(
+        [exe, "--n", "1", "--iters", "1", "--warmup", "0", "--cpu-runs", "0", "--format", "json", *extra], exe.name
+    )[0]
 
 
 def one(exe, n, extra=(), iters=None, cpu=False):
@@ -74,6 +93,7 @@ def write_under(out, folder, files):
 
 # --- the progression ---------------------------------------------------------------------------
 
+
 def run(args):
     steps = [s for s, _ in read_steps()]
     chosen = args.steps or steps
@@ -92,9 +112,11 @@ def run(args):
         failed |= not tables.passed(records[-1])
     ceil = ceiling(args.build_dir, args.n)
     r0 = records[0]
-    print(f"{r0['device']}, CUDA {r0.get('cuda_runtime')}, theoretical DRAM {r0.get('peak_gbps', 0):.0f} GB/s; "
-          f"n = {count_text(r0['n'])} floats, pattern {r0.get('pattern')}, median of {r0.get('iters')} runs, "
-          "L2 flushed before each")
+    print(
+        f"{r0['device']}, CUDA {r0.get('cuda_runtime')}, theoretical DRAM {r0.get('peak_gbps', 0):.0f} GB/s; "
+        f"n = {count_text(r0['n'])} floats, pattern {r0.get('pattern')}, median of {r0.get('iters')} runs, "
+        "L2 flushed before each"
+    )
     print(tables.text(*tables.speedup_table(records, ceil)))
     if args.out:
         table = {"meta": meta_of(r0, n=args.n, args=args.extra), "records": records}
@@ -118,6 +140,7 @@ def lecture(args):
 
     def line(cells):
         return "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
     print(line(head) + "\n" + "  ".join("-" * w for w in widths), flush=True)
     cache, ceilings, failed = {}, {}, False
 
@@ -125,10 +148,13 @@ def lecture(args):
         if (step, n) not in cache:
             cache[step, n] = one(exes[step], n, iters=args.iters)
         return cache[step, n]
+
     for k, (step, n) in enumerate(steps, 1):
         if k > 1 and n != steps[k - 2][1]:  # said in the table, where the class reads it
-            print(f"-- n changes to {count_text(n)}: {step}'s lesson shows there; the previous step runs again at it",
-                  flush=True)
+            print(
+                f"-- n changes to {count_text(n)}: {step}'s lesson shows there; the previous step runs again at it",
+                flush=True,
+            )
         progress(f"[{k}/{len(steps)}] {step} at n = {count_text(n)} ...")
         r = get(step, n)
         prev = get(steps[k - 2][0], n) if k > 1 else None
@@ -136,11 +162,21 @@ def lecture(args):
             ceilings[n] = ceiling(args.build_dir, n, args.iters)
         c = ceilings[n]
         failed |= not tables.passed(r)
-        print(line([step, count_text(n), f"{r['median_ms']:.4f}", f"{r['gbps']:.1f}",
-                    f"{100 * r['gbps'] / c['gbps']:.1f}" if c else "-", f"{prev['gbps']:.1f}" if prev else "-",
+        print(
+            line(
+                [
+                    step,
+                    count_text(n),
+                    f"{r['median_ms']:.4f}",
+                    f"{r['gbps']:.1f}",
+                    f"{100 * r['gbps'] / c['gbps']:.1f}" if c else "-",
+                    f"{prev['gbps']:.1f}" if prev else "-",
                     f"{prev['median_ms'] / r['median_ms']:.2f}x" if prev else "-",
-                    "PASS" if tables.passed(r) else "FAIL"]),
-              flush=True)
+                    "PASS" if tables.passed(r) else "FAIL",
+                ]
+            ),
+            flush=True,
+        )
     progress(f"lecture: {len(steps)} steps in {time.time() - start:.0f} s")
     return 1 if failed else 0
 
@@ -161,8 +197,10 @@ def sweep(args):
     held = records_of(read_json(held_file), quote(held_file), ("n",)) if held_file and held_file.exists() else []
     other = sorted({int(p["n"]) for p in held if int(p["n"]) not in sizes})
     if other and not args.add:
-        raise UsageError(f"--out: {quote(held_file)} holds sizes this --range leaves out (2^{other[0].bit_length() - 1}, ...); "
-                         "give --add to keep them, or write to another --out")
+        raise UsageError(
+            f"--out: {quote(held_file)} holds sizes this --range leaves out (2^{other[0].bit_length() - 1}, ...); "
+            "give --add to keep them, or write to another --out"
+        )
     points, failed = [], False
     for n in sizes:
         for exe in exes:
@@ -181,9 +219,11 @@ def sweep(args):
 
 # --- a step beyond the progression ----------------------------------------------------------------
 
+
 def mpi_command(exe, ranks):
     """mpirun -np RANKS EXE, or (None, why) where it cannot run here."""
     from .common import gpu_count
+
     mpirun = shutil.which("mpirun")
     if not os.access(exe, os.X_OK):
         return None, f"no {quote(exe)} (configure found no MPI)"
@@ -216,8 +256,9 @@ def measure(args):
         wanted = args.only.split(",")
         bad = [w for w in wanted if w not in names]
         if not args.only or bad:
-            raise UsageError(f"--only: unknown run {quote((bad or [''])[0], 40)} "
-                             f"({args.step}/runs.txt measures {', '.join(names)})")
+            raise UsageError(
+                f"--only: unknown run {quote((bad or [''])[0], 40)} ({args.step}/runs.txt measures {', '.join(names)})"
+            )
         runs = [r for r in runs if r.name in wanted]
     if not runs:
         raise Failure(f"{args.step}/runs.txt lists no measure runs")
@@ -255,13 +296,21 @@ def measure(args):
         widest = max((r for _, rs in results for r in rs), key=lambda r: r.get("gpus", 1))
         files = {f"{name}.json": "".join(dump_json(r).replace("\n", "") + "\n" for r in rs) for name, rs in results}
         files.update({f"read_ceiling_{b}.json": dump_json(c) for b, c in ceilings.items() if c})
-        files["meta.json"] = dump_json(meta_of(results[0][1][0], step=args.step, runs=[n for n, _ in results],
-                                               **({"skipped": skipped} if skipped else {})))
+        files["meta.json"] = dump_json(
+            meta_of(
+                results[0][1][0],
+                step=args.step,
+                runs=[n for n, _ in results],
+                **({"skipped": skipped} if skipped else {}),
+            )
+        )
         folder = Path(args.out) / gpu_folder(widest) / args.step
         others = sorted(p.name for p in folder.glob("*.json") if p.name not in files)
         if others and (args.only is not None or skipped):
-            raise Failure(f"{quote(folder)} holds records this partial run did not measure ({others[0]}, ...); nothing "
-                          "written: write a partial run to another --out")
+            raise Failure(
+                f"{quote(folder)} holds records this partial run did not measure ({others[0]}, ...); nothing "
+                "written: write a partial run to another --out"
+            )
         write_under(args.out, folder.relative_to(args.out), files)
         for old in folder.glob("*.json"):  # the folder holds the current run only
             if old.name not in files:
@@ -270,6 +319,7 @@ def measure(args):
 
 
 # --- interleaved A/B and A/A ------------------------------------------------------------------------
+
 
 def ab(args):
     """Each STEP against --against (default: its predecessor in steps.txt; with --aa, itself) at the
@@ -311,8 +361,19 @@ def ab(args):
         ratio, low, high, verdict = got
         calm += verdict == "within noise"
         print(f"{new:<20} {old:<20} {count_text(n):>6}  {ratio:9.4f}  [{low:.4f}, {high:.4f}]  {verdict}")
-        records.append({"step": new, "against": old, "n": n, "ratio": ratio, "low": low, "high": high, "verdict": verdict,
-                        "a_ms": stats.median([x for r in a for x in r]), "b_ms": stats.median([x for r in b for x in r])})
+        records.append(
+            {
+                "step": new,
+                "against": old,
+                "n": n,
+                "ratio": ratio,
+                "low": low,
+                "high": high,
+                "verdict": verdict,
+                "a_ms": stats.median([x for r in a for x in r]),
+                "b_ms": stats.median([x for r in b for x in r]),
+            }
+        )
     if target:  # the records of other pairs and sizes already there are kept
         kept = records_of(read_json(target, dict), quote(str(target)), ()) if target.is_file() else []
         mine = {(r["step"], r["against"], r["n"]) for r in records}
@@ -320,6 +381,8 @@ def ab(args):
         ab_file = {"meta": meta_of(first, rounds=args.rounds, iters=args.iters), "records": kept + records}
         write_under(args.out, Path(gpu_folder(first)) / "ab", {"ab.json": dump_json(ab_file)})
     if args.aa:
-        print(f"A/A: {calm} of {len(samples)} points within noise: false-positive rate "
-              f"{100 * (len(samples) - calm) / len(samples):.1f}%")
+        print(
+            f"A/A: {calm} of {len(samples)} points within noise: false-positive rate "
+            f"{100 * (len(samples) - calm) / len(samples):.1f}%"
+        )
     return 0

@@ -24,8 +24,19 @@ import sys
 from pathlib import Path
 
 from . import __version__, bench, compare, figures, gpu, lesson, profile, readme, skips
-from .common import (ROOT, UsageError, check_folder, parse_count, parse_int, parse_range, quote, read_beyond,
-                     resolve_step, run_main, step_names)
+from .common import (
+    ROOT,
+    UsageError,
+    check_folder,
+    parse_count,
+    parse_int,
+    parse_range,
+    quote,
+    read_beyond,
+    resolve_step,
+    run_main,
+    step_names,
+)
 from .runlist import RunList
 
 
@@ -42,7 +53,9 @@ class Parser(argparse.ArgumentParser):
     def parse_args(self, args=None, namespace=None):
         args, extra = self.parse_known_args(args, namespace)
         if extra:
-            raise UsageError(f"unknown argument {quote(extra[0], 40)}" + (f" (and {len(extra) - 1} more)" if extra[1:] else ""))
+            raise UsageError(
+                f"unknown argument {quote(extra[0], 40)}" + (f" (and {len(extra) - 1} more)" if extra[1:] else "")
+            )
         return args
 
     def parse_known_args(self, args=None, namespace=None):
@@ -67,8 +80,12 @@ class Version(argparse.Action):
     def __call__(self, parser, *args):
         here = Path(__file__).resolve().parent.parent.parent
         try:
-            git = subprocess.run(["git", "-C", str(here), "rev-parse", "--show-toplevel", "HEAD"],
-                                 capture_output=True, text=True, timeout=20)
+            git = subprocess.run(
+                ["git", "-C", str(here), "rev-parse", "--show-toplevel", "HEAD"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
             top, commit = (git.stdout.split() + ["", ""])[:2] if git.returncode == 0 else ("", "")
         except (OSError, subprocess.TimeoutExpired):
             top, commit = "", ""
@@ -81,6 +98,7 @@ class Version(argparse.Action):
 # A kind is kind(text, NAME) -> value, raising UsageError that names the option; blank text is refused
 # before it ("NAME: empty": an empty value is an error, never "absent"). argparse calls it on the text
 # given and on a text default, so what a command receives is already checked and typed.
+
 
 def integer(lo, hi):
     return lambda text, name: parse_int(text, name, lo, hi)
@@ -135,6 +153,7 @@ def add(p, flag, kind=lambda value, name: value, **kw):
         if not value.strip():
             raise UsageError(f"{name}: empty")
         return kind(value, name)
+
     p.add_argument(flag, type=typed, **kw)
 
 
@@ -143,7 +162,9 @@ def flag(p, name, help):
 
 
 BUILD = str(ROOT / "build" / "release")
-OUT_HELP = "write {} under OUT/<gpu>/ (OUT, from the current folder; the repository's results/ is where the READMEs read)"
+OUT_HELP = (
+    "write {} under OUT/<gpu>/ (OUT, from the current folder; the repository's results/ is where the READMEs read)"
+)
 
 
 def build_options(p):
@@ -154,13 +175,18 @@ def build_options(p):
 def parser():
     top = Parser(prog="suite", description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1])
     top.add_argument("--version", action=Version)
-    sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser,
-                             help="one of these; scripts/suite COMMAND --help gives its options")
+    sub = top.add_subparsers(
+        dest="command",
+        metavar="COMMAND",
+        parser_class=Parser,
+        help="one of these; scripts/suite COMMAND --help gives its options",
+    )
 
     def command(name, call, help):
         p = sub.add_parser(name, help=help)
         p.set_defaults(call=call)
         return p
+
     p = command("run", bench.run, "build, run every step, print the table")
     build_options(p)
     add(p, "--n", parse_count, default="2^26", help="elements (1000, 4K, 16M, 1G, 2^k; default 2^26)")
@@ -184,13 +210,22 @@ def parser():
     add(p, "--out", folder, help=OUT_HELP.format("the records"))
     p = command("ab", bench.ab, "interleaved A/B of steps against their predecessors (or --against, or --aa itself)")
     build_options(p)
-    add(p, "steps", step_of(step_names), nargs="+", help="the B side: steps by number or name (07, 07_cooperative_grid)")
+    add(
+        p, "steps", step_of(step_names), nargs="+", help="the B side: steps by number or name (07, 07_cooperative_grid)"
+    )
     side = p.add_mutually_exclusive_group()
     add(side, "--against", step_of(step_names), help="the A side (default: each step's predecessor)")
     flag(side, "--aa", "A/A: each step against itself; prints the false-positive rate")
     size = p.add_mutually_exclusive_group()
     add(size, "--n", one_size, dest="sizes", metavar="N", help="one size (default: the step's demo n)")
-    add(size, "--range", powers, dest="sizes", metavar="RANGE", help="MIN:MAX: every 2^k in between (at least 20 points for an A/A rate)")
+    add(
+        size,
+        "--range",
+        powers,
+        dest="sizes",
+        metavar="RANGE",
+        help="MIN:MAX: every 2^k in between (at least 20 points for an A/A rate)",
+    )
     add(p, "--rounds", integer(1, 100), default="5", help="interleaved rounds (default 5)")
     add(p, "--iters", integer(5, 100000), default="30", help="timed runs per record (default 30)")
     add(p, "--out", folder, help=OUT_HELP.format("ab.json (the gains, merged with the pairs and sizes there)"))
@@ -200,7 +235,13 @@ def parser():
     flag(p, "--json", "the rows as JSON")
     flag(p, "--across-gpus", "compare records of different GPUs (refused without it)")
     p = command("profile", profile.main, "Nsight Compute: the progression, or a beyond step's profile lines")
-    add(p, "step", step_of(read_beyond), nargs="?", help="a step of beyond.txt: its profile lines (default: the progression)")
+    add(
+        p,
+        "step",
+        step_of(read_beyond),
+        nargs="?",
+        help="a step of beyond.txt: its profile lines (default: the progression)",
+    )
     add(p, "--build-dir", default=BUILD, help="default build/release (never built here)")
     add(p, "--n", parse_count, default="2^24", help="the progression's n (default 2^24)")
     add(p, "--out", folder, help=OUT_HELP.format("profile.csv"))
@@ -235,9 +276,16 @@ def runs(args):
     plan = RunList(args.step)
     if not args.cmake:
         print(f"# {args.step}/runs.txt, {len(plan.runs)} runs: KIND NAME | FIELDS | ARGUMENTS")
-    print("\n".join(plan.cmake_lines() if args.cmake else
-                    (" | ".join([r.kind if r.kind == "sanitize" else r.kind + " " + r.name, *r.fields, " ".join(r.args)])
-                     for r in plan.runs)))
+    print(
+        "\n".join(
+            plan.cmake_lines()
+            if args.cmake
+            else (
+                " | ".join([r.kind if r.kind == "sanitize" else r.kind + " " + r.name, *r.fields, " ".join(r.args)])
+                for r in plan.runs
+            )
+        )
+    )
     return 0
 
 
@@ -245,15 +293,18 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
 
     def go(argv):
-        own, extra = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
+        own, extra = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
         args = parser().parse_args(own)
         if extra and args.command != "run":
             raise UsageError("only run passes options after -- to the steps")
         if args.command == "run":
             if args.extra:  # a stray word before --, not an option for the steps
-                raise UsageError(f"run: unexpected argument {quote(args.extra[0], 40)} (options for the steps go after --)")
+                raise UsageError(
+                    f"run: unexpected argument {quote(args.extra[0], 40)} (options for the steps go after --)"
+                )
             args.extra = extra
         if args.command is None:
             raise UsageError("give a command (scripts/suite --help lists them)")
         return args.call(args)
+
     return run_main("suite", go, argv)

@@ -50,6 +50,7 @@ class Interrupted(KeyboardInterrupt):
 
 # --- messages ------------------------------------------------------------------------------------
 
+
 def _escape(c):
     o = ord(c)
     if c in "\n\t\r":
@@ -160,6 +161,7 @@ def run_main(prog, main, argv):
 
 # --- option values -------------------------------------------------------------------------------
 
+
 def parse_int(text, what, lo, hi):
     """An ASCII decimal integer from lo to hi (at most 20 digits read: 5,000 digits are refused)."""
     if not re.fullmatch(r"[0-9]{1,20}", text or "", re.ASCII) or not lo <= int(text) <= hi:
@@ -195,6 +197,7 @@ def count_text(n):
 
 
 # --- the steps -----------------------------------------------------------------------------------
+
 
 def read_steps(path=None):
     """steps.txt as [(step, demo n)] in teaching order: "NN_name  2^k" per line, # comments."""
@@ -249,8 +252,11 @@ def read_beyond_demo(path=None):
 def resolve_step(spec, steps, what="step"):
     """A step by number (7, 07), by name, or by name without its number."""
     spec = (spec or "").strip()
-    found = [s for s in steps if spec in (s, s.split("_", 1)[-1])
-             or (spec.isdigit() and len(spec) <= 2 and s[:2] == spec.zfill(2))]
+    found = [
+        s
+        for s in steps
+        if spec in (s, s.split("_", 1)[-1]) or (spec.isdigit() and len(spec) <= 2 and s[:2] == spec.zfill(2))
+    ]
     if len(found) != 1:
         raise UsageError(f"{what}: unknown step {quote(spec, 40)} (known: {steps[0]} ... {steps[-1]})")
     return found[0]
@@ -258,10 +264,17 @@ def resolve_step(spec, steps, what="step"):
 
 # --- reading -------------------------------------------------------------------------------------
 
+
 def kind_of(mode):
     """What a file that is not a regular one is, for a message."""
-    kinds = [(stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symlink")]
+    kinds = [
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symlink"),
+    ]
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
@@ -269,7 +282,9 @@ def read_bytes(path, limit=MAX_READ):
     """A regular file's bytes, at most limit of them. A FIFO, a device (a link to /dev/zero too), a
     folder or a larger file is refused with one line naming it (Failure) before anything is read."""
     name = quote(path)
-    too_large = Failure(f"{name} is larger than {f'{limit >> 20} MiB' if limit >> 20 else f'{limit} bytes'}, the most read here")
+    too_large = Failure(
+        f"{name} is larger than {f'{limit >> 20} MiB' if limit >> 20 else f'{limit} bytes'}, the most read here"
+    )
     try:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode):
@@ -312,6 +327,7 @@ def _number(kind):
         if len(text) > 40:
             raise ValueError(f"a number of {len(text)} characters")
         return kind(text)
+
     return parse
 
 
@@ -323,8 +339,13 @@ def parse_json(text, where):
     """JSON as the executables write it; a duplicate key, a number of more than 40 characters, NaN or
     nesting deeper than Python's recursion limit is refused with one line naming where (Failure)."""
     try:
-        return json.loads(text, object_pairs_hook=_object, parse_int=_number(int), parse_float=_number(float),
-                          parse_constant=_constant)
+        return json.loads(
+            text,
+            object_pairs_hook=_object,
+            parse_int=_number(int),
+            parse_float=_number(float),
+            parse_constant=_constant,
+        )
     except json.JSONDecodeError as e:
         raise Failure(f"{where}: not JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
     except RecursionError:
@@ -353,18 +374,29 @@ def read_json_lines(path):
 
 
 def _is_number(v, positive=False):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf") and (
-        v > 0 if positive else v >= 0)
+    return (
+        isinstance(v, (int, float))
+        and not isinstance(v, bool)
+        and v == v
+        and abs(v) != float("inf")
+        and (v > 0 if positive else v >= 0)
+    )
 
 
-FIELDS = {"step": lambda v: isinstance(v, str),
-          "n": lambda v: (_is_number(v) and v == int(v)) or (isinstance(v, str) and bool(re.fullmatch("[0-9]{1,20}", v))),
-          "median_ms": lambda v: _is_number(v, True), "gbps": _is_number, "pct_peak": _is_number,
-          "peak_gbps": lambda v: _is_number(v, True),
-          # an A/B record (results/<gpu>/ab/ab.json): the step against which, B's time over A's, its 95% interval
-          "against": lambda v: isinstance(v, str), "ratio": lambda v: _is_number(v, True),
-          "low": lambda v: _is_number(v, True), "high": lambda v: _is_number(v, True),
-          "verdict": lambda v: v in ("faster", "slower", "within noise")}
+FIELDS = {
+    "step": lambda v: isinstance(v, str),
+    "n": lambda v: (_is_number(v) and v == int(v)) or (isinstance(v, str) and bool(re.fullmatch("[0-9]{1,20}", v))),
+    "median_ms": lambda v: _is_number(v, True),
+    "gbps": _is_number,
+    "pct_peak": _is_number,
+    "peak_gbps": lambda v: _is_number(v, True),
+    # an A/B record (results/<gpu>/ab/ab.json): the step against which, B's time over A's, its 95% interval
+    "against": lambda v: isinstance(v, str),
+    "ratio": lambda v: _is_number(v, True),
+    "low": lambda v: _is_number(v, True),
+    "high": lambda v: _is_number(v, True),
+    "verdict": lambda v: v in ("faster", "slower", "within noise"),
+}
 
 
 def records_of(value, where, need=("step", "n", "median_ms", "gbps")):
@@ -552,14 +584,16 @@ def dump_json(value):
 
 # --- provenance ----------------------------------------------------------------------------------
 
+
 def git_commit():
     """$REDUCE_COMMIT, else git's HEAD (12 digits, +dirty when tracked files differ), else unknown."""
     if os.environ.get("REDUCE_COMMIT"):
         return os.environ["REDUCE_COMMIT"]
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         return "unknown"
     return head.stdout.strip() + ("+dirty" if dirty else "") if head.returncode == 0 else "unknown"
@@ -571,9 +605,15 @@ def today():
 
 def meta_of(record, **extra):
     """The provenance of a measurement, from its first record."""
-    return {"device": record.get("device"), "cuda_runtime": record.get("cuda_runtime"),
-            "cuda_driver": record.get("cuda_driver"), "peak_gbps": record.get("peak_gbps"),
-            "date": today(), "commit": git_commit(), **extra}
+    return {
+        "device": record.get("device"),
+        "cuda_runtime": record.get("cuda_runtime"),
+        "cuda_driver": record.get("cuda_driver"),
+        "peak_gbps": record.get("peak_gbps"),
+        "date": today(),
+        "commit": git_commit(),
+        **extra,
+    }
 
 
 def gpu_folder(record):
@@ -585,6 +625,7 @@ def gpu_folder(record):
 
 
 # --- running the executables ---------------------------------------------------------------------
+
 
 def exe_path(build, name):
     exe = Path(build) / "bin" / name

@@ -9,8 +9,20 @@ import stat
 from pathlib import Path
 
 from . import stats
-from .common import (CEILING_TOOL, FIELDS, Failure, UsageError, count_text, kind_of, one_line, parse_json, quote, read_json_lines,
-                     read_text, records_of)
+from .common import (
+    CEILING_TOOL,
+    FIELDS,
+    Failure,
+    UsageError,
+    count_text,
+    kind_of,
+    one_line,
+    parse_json,
+    quote,
+    read_json_lines,
+    read_text,
+    records_of,
+)
 
 KEY_FIELDS = ("type", "op", "distribution", "segment_size", "mode", "gpus", "ranks", "pattern", "sweep")
 
@@ -25,7 +37,9 @@ def record_files(path):
         return [Path(path)]
     if not stat.S_ISDIR(mode):
         raise UsageError(f"{quote(path)} is {kind_of(mode)}, not a record file or folder")
-    return sorted(p for p in Path(path).rglob("*.json") if p.name != "meta.json" and not p.name.startswith("read_ceiling"))
+    return sorted(
+        p for p in Path(path).rglob("*.json") if p.name != "meta.json" and not p.name.startswith("read_ceiling")
+    )
 
 
 def file_records(f):
@@ -38,15 +52,18 @@ def file_records(f):
     value = parse_json(text, quote(f))
     if isinstance(value, dict) and "records" in value:
         records = records_of(value, quote(f), need=())
-        return [dict(r, sweep=True) for r in records] if f.name.startswith("sweep") else records  # told apart from the table's
+        return (
+            [dict(r, sweep=True) for r in records] if f.name.startswith("sweep") else records
+        )  # told apart from the table's
     if not isinstance(value, dict):
         raise Failure(f"{quote(f)}: not a record (a JSON object)")
     return [value]
 
 
 def _samples_ok(samples):
-    return isinstance(samples, list) and all(x is None or (isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0)
-                                             for x in samples)
+    return isinstance(samples, list) and all(
+        x is None or (isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0) for x in samples
+    )
 
 
 def records_in(path):
@@ -55,9 +72,15 @@ def records_in(path):
     for f in record_files(path):
         records = [r for r in file_records(f) if r.get("step") not in (None, CEILING_TOOL) and r.get("median_ms")]
         for r in records:  # the fields a comparison reads, checked here: a damaged file is named, not a traceback
-            if not (FIELDS["step"](r["step"]) and FIELDS["n"](r.get("n", 0)) and FIELDS["median_ms"](r["median_ms"])
-                    and _samples_ok(r.get("samples_ms", []))):
-                raise Failure(f"{quote(f)}: a record of step {quote(r['step'], 40)} has a bad step, n, median_ms or samples_ms")
+            if not (
+                FIELDS["step"](r["step"])
+                and FIELDS["n"](r.get("n", 0))
+                and FIELDS["median_ms"](r["median_ms"])
+                and _samples_ok(r.get("samples_ms", []))
+            ):
+                raise Failure(
+                    f"{quote(f)}: a record of step {quote(r['step'], 40)} has a bad step, n, median_ms or samples_ms"
+                )
         out += records
     return out
 
@@ -76,7 +99,9 @@ def compare(old_path, new_path, across_gpus=False):
         other = next((k for k in both if old[k].get("device") != new[k].get("device")), None)
         if other:
             a, b = (str(r.get("device"))[:40] for r in (old[other], new[other]))
-            raise UsageError(f"OLD was measured on {a!r}, NEW on {b!r} ({other[0]}): give --across-gpus to compare them")
+            raise UsageError(
+                f"OLD was measured on {a!r}, NEW on {b!r} ({other[0]}): give --across-gpus to compare them"
+            )
     rows = []
     for k in both:
         a, b = old[k], new[k]

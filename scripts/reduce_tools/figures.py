@@ -17,6 +17,7 @@ OUT = ROOT / "docs" / "figures"
 def _plt():
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -83,8 +84,16 @@ def crossover(plt, gpu, folders):
             if m == mode:
                 ns = sorted(points)
                 alone = label.endswith("alone")
-                ax.plot(ns, [points[n] for n in ns], marker="" if alone else "o", ms=3, lw=2 if alone else 1.2,
-                        ls="--" if alone else "-", color="black" if alone else None, label=label)
+                ax.plot(
+                    ns,
+                    [points[n] for n in ns],
+                    marker="" if alone else "o",
+                    ms=3,
+                    lw=2 if alone else 1.2,
+                    ls="--" if alone else "-",
+                    color="black" if alone else None,
+                    label=label,
+                )
         ax.set_xscale("log", base=2)  # ticks 2^k, as the runs name their sizes
         ax.set(yscale="log", xlabel="n (floats in all)", title=mode)
         ax.grid(True, which="major", lw=0.3)
@@ -92,8 +101,9 @@ def crossover(plt, gpu, folders):
             ax.legend(fontsize=7)
     axes[0].set_ylabel("median ms (L2 flushed)")
     name = label_of(folders)
-    fig.suptitle(f"{MULTI_GPU} on {name}: time against n; more GPUs pay where their line is under the step alone",
-                 fontsize=9)
+    fig.suptitle(
+        f"{MULTI_GPU} on {name}: time against n; more GPUs pay where their line is under the step alone", fontsize=9
+    )
     return fig
 
 
@@ -111,8 +121,12 @@ def gain(plt, data, step, prev):
             ax.plot(ns, [before[n] / mine[n] for n in ns], marker="o", ms=3, label=g.name)
     ax.axhline(1, color="grey", lw=0.8)
     ax.axvline(data.steps[data.names.index(step)][1], color="grey", ls=":", lw=0.8)
-    ax.set(xscale="log", xlabel="n (floats)", ylabel=f"{prev[:2]} time / {step[:2]} time",
-           title=f"{step}: gain over {prev} (dotted: the demo n)")
+    ax.set(
+        xscale="log",
+        xlabel="n (floats)",
+        ylabel=f"{prev[:2]} time / {step[:2]} time",
+        title=f"{step}: gain over {prev} (dotted: the demo n)",
+    )
     ax.legend(fontsize=8)
     return fig
 
@@ -124,8 +138,13 @@ def sweep(plt, data, g):
         pts = sorted((int(r["n"]), r["gbps"]) for r in g.sweep if r["step"] == step)
         ceiling = step == CEILING_TOOL
         if pts:
-            ax.plot(*zip(*pts), lw=2 if ceiling else 1.2, ls="--" if ceiling else "-", label=step,
-                    color="black" if ceiling else colours(k))
+            ax.plot(
+                *zip(*pts),
+                lw=2 if ceiling else 1.2,
+                ls="--" if ceiling else "-",
+                label=step,
+                color="black" if ceiling else colours(k),
+            )
     ax.set(xscale="log", xlabel="n (floats)", ylabel="GB/s", title=f"{g.name}: every step against n")
     ax.legend(fontsize=6, ncol=2)
     return fig
@@ -147,7 +166,9 @@ def peak(g):
     """The GPU's theoretical bandwidth, from its table's first record (else its meta)."""
     value = g.records[0].get("peak_gbps", g.meta.get("peak_gbps"))
     if not FIELDS["peak_gbps"](value):
-        raise Failure(f"{quote(rel(g.dir / 'table.json'))}: its records hold no valid peak_gbps (the GPU's theoretical GB/s)")
+        raise Failure(
+            f"{quote(rel(g.dir / 'table.json'))}: its records hold no valid peak_gbps (the GPU's theoretical GB/s)"
+        )
     return value
 
 

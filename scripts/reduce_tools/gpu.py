@@ -22,8 +22,25 @@ import time
 from pathlib import Path
 
 from .bench import probe
-from .common import (ROOT, SANITIZE_N, Failure, NoGpu, UsageError, dump_json, git_commit, gpu_count, gpu_folder, read_beyond,
-                     meta_of, progress, read_bytes, read_json, step_names, today, write_files)
+from .common import (
+    ROOT,
+    SANITIZE_N,
+    Failure,
+    NoGpu,
+    UsageError,
+    dump_json,
+    git_commit,
+    gpu_count,
+    gpu_folder,
+    read_beyond,
+    meta_of,
+    progress,
+    read_bytes,
+    read_json,
+    step_names,
+    today,
+    write_files,
+)
 from .runlist import SANITIZERS, RunList
 
 PARTS = ("build", "tests", "huge", "sanitizer", "table", "sweep", "measure", "profile", "variants", "ab")
@@ -62,18 +79,52 @@ def sanitizer_runs(build):
         for tool in SANITIZERS:
             for n in SANITIZE_N:
                 extra = ["--leak-check", "full"] if tool == "memcheck" else []
-                runs.append((f"{tool} {step} --n {n}", [
-                    "compute-sanitizer", "--tool", tool, *extra, "--error-exitcode", "99", build / "bin" / step,
-                    "--n", str(n), "--iters", "2", "--warmup", "1", "--cpu-runs", "0", "--pattern", "int"]))
+                runs.append(
+                    (
+                        f"{tool} {step} --n {n}",
+                        [
+                            "compute-sanitizer",
+                            "--tool",
+                            tool,
+                            *extra,
+                            "--error-exitcode",
+                            "99",
+                            build / "bin" / step,
+                            "--n",
+                            str(n),
+                            "--iters",
+                            "2",
+                            "--warmup",
+                            "1",
+                            "--cpu-runs",
+                            "0",
+                            "--pattern",
+                            "int",
+                        ],
+                    )
+                )
     for step in read_beyond():
         if not (build / "bin" / step).exists() or not (ROOT / step / "runs.txt").exists():
             continue
         for r in RunList(step).of("sanitize"):
             tools = SANITIZERS if r.fields[0] == "all" else r.fields[0].split(",")
             for tool in tools:
-                runs.append((f"{tool} {step} {' '.join(r.args)}", [
-                    "compute-sanitizer", "--tool", tool, "--report-api-errors", "no", "--error-exitcode", "99",
-                    build / "bin" / step, *r.args]))
+                runs.append(
+                    (
+                        f"{tool} {step} {' '.join(r.args)}",
+                        [
+                            "compute-sanitizer",
+                            "--tool",
+                            tool,
+                            "--report-api-errors",
+                            "no",
+                            "--error-exitcode",
+                            "99",
+                            build / "bin" / step,
+                            *r.args,
+                        ],
+                    )
+                )
     return runs
 
 
@@ -88,14 +139,19 @@ def sanitize(session, jobs):
         p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
         with lock:  # one whole line per run
             finished[0] += 1
-            progress(f"compute-sanitizer [{finished[0]}/{len(runs)}] {label}: {'clean' if p.returncode == 0 else f'exit {p.returncode}'}")
+            progress(
+                f"compute-sanitizer [{finished[0]}/{len(runs)}] {label}: {'clean' if p.returncode == 0 else f'exit {p.returncode}'}"
+            )
         return label, p.returncode, f"=== {label}\n{p.stdout}{p.stderr}"
+
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         done = list(pool.map(one, runs))
     write_files({session.logs / "sanitizer.log": "".join(text for _, _, text in done)})
     bad = [f"{label} (exit {rc})" for label, rc, _ in done if rc != 0]
-    session.note(f"compute-sanitizer: {len(runs) - len(bad)} of {len(runs)} runs clean ({time.time() - start:.0f} s)"
-                 + (f"; first failure: {bad[0]}" if bad else ""))
+    session.note(
+        f"compute-sanitizer: {len(runs) - len(bad)} of {len(runs)} runs clean ({time.time() - start:.0f} s)"
+        + (f"; first failure: {bad[0]}" if bad else "")
+    )
     session.ok &= not bad
     return f"clean ({len(runs)} runs)" if not bad else f"{len(bad)} of {len(runs)} runs failed"
 
@@ -106,17 +162,35 @@ def tests(session, huge=False):
     name = "huge" if huge else "tests"
     junit = session.logs / f"junit_{name}.xml"
     jobs = "1" if huge else str(min(32, os.cpu_count() or 4))  # a core each: the CPU references dominate
-    session.part(name, ["ctest", "--test-dir", session.build, "-j", jobs, "-L" if huge else "-LE", "huge",
-                        "--timeout", "900", "--output-junit", junit])
+    session.part(
+        name,
+        [
+            "ctest",
+            "--test-dir",
+            session.build,
+            "-j",
+            jobs,
+            "-L" if huge else "-LE",
+            "huge",
+            "--timeout",
+            "900",
+            "--output-junit",
+            junit,
+        ],
+    )
     log = read_bytes(session.logs / f"{name}.log", 1 << 30).decode(errors="replace")
     summary = (re.findall(r"^\d+% tests passed.*$", log, re.M) or ["no ctest summary"])[-1]
-    failed = re.findall(r"^\s*\d+ - (\S+) \((?:Failed|Timeout|Exception|SEGFAULT)[^)]*\)", log, re.M)  # ctest's closing list
+    failed = re.findall(
+        r"^\s*\d+ - (\S+) \((?:Failed|Timeout|Exception|SEGFAULT)[^)]*\)", log, re.M
+    )  # ctest's closing list
     if failed:
         summary += f" (failed: {', '.join(failed[:5])}{', ...' if len(failed) > 5 else ''})"
     skips = subprocess.run([*SUITE, "skips", junit, "--allow", "needs [0-9]+ GPUs"], capture_output=True, text=True)
     write_files({session.logs / f"skips_{name}.txt": skips.stdout + skips.stderr})
     if skips.returncode != 0:
-        session.note(f"{name}: a test skipped on the GPU machine for a reason other than too few GPUs (logs/skips_{name}.txt)")
+        session.note(
+            f"{name}: a test skipped on the GPU machine for a reason other than too few GPUs (logs/skips_{name}.txt)"
+        )
         session.ok = False
     skipped = skips.stdout.splitlines()[0].removesuffix(", for these reasons:") if skips.stdout else ""
     skipped = "" if skipped.startswith("0 of") else skipped
@@ -130,7 +204,9 @@ def variants(session, build, where, first):
     for name, sets in VARIANT_SETS.items():
         texts = []
         for one in sets:
-            p = subprocess.run([build / "bin" / "perf" / "perf_variants", one, "--format", "text"], capture_output=True, text=True)
+            p = subprocess.run(
+                [build / "bin" / "perf" / "perf_variants", one, "--format", "text"], capture_output=True, text=True
+            )
             write_files({session.logs / f"variants_{one}.log": p.stdout + p.stderr})
             session.note(f"variants {one}: exit {p.returncode}")
             session.ok &= p.returncode == 0
@@ -160,8 +236,23 @@ def main(args):
     s.note(f"GPUs: {count}; commit {os.environ['REDUCE_COMMIT']}; {today()}")
     results = out / "results"
     if "build" in parts:
-        rc = s.part("configure", ["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                                  "-DCMAKE_CUDA_ARCHITECTURES=90", "-DREDUCE_GPU_TESTS=each", "-DREDUCE_BUILD_PERF=ON", *newest_cccl()])
+        rc = s.part(
+            "configure",
+            [
+                "cmake",
+                "-S",
+                ROOT,
+                "-B",
+                build,
+                "-G",
+                "Ninja",
+                "-DCMAKE_BUILD_TYPE=Release",
+                "-DCMAKE_CUDA_ARCHITECTURES=90",
+                "-DREDUCE_GPU_TESTS=each",
+                "-DREDUCE_BUILD_PERF=ON",
+                *newest_cccl(),
+            ],
+        )
         jobs = [] if os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") else ["--parallel", str(os.cpu_count() or 1)]
         if rc != 0 or s.part("build", ["cmake", "--build", build, *jobs]) != 0:
             raise Failure(f"the build failed (see {s.logs})")
@@ -186,7 +277,10 @@ def main(args):
                 continue
             only = []
             if step.startswith("16_") and count < 2:  # one GPU: the virtual ranks only
-                only = ["--only", ",".join(r.name for r in RunList(step).of("measure") if r.name.startswith(("repro_v", "exact_v")))]
+                only = [
+                    "--only",
+                    ",".join(r.name for r in RunList(step).of("measure") if r.name.startswith(("repro_v", "exact_v"))),
+                ]
             s.part(f"measure_{step}", [*SUITE, "measure", step, "--build-dir", build, "--out", results, *only])
     if "profile" in parts:
         s.part("profile", [*SUITE, "profile", "--build-dir", build, "--out", results])
@@ -208,7 +302,9 @@ def main(args):
         held = read_json(where / "check.json", dict) if os.path.lexists(where / "check.json") else {}
         if held.get("commit") != os.environ["REDUCE_COMMIT"]:
             held = {}
-        write_files({where / "check.json": dump_json({**held, **check, "commit": os.environ["REDUCE_COMMIT"], "date": today()})})
+        write_files(
+            {where / "check.json": dump_json({**held, **check, "commit": os.environ["REDUCE_COMMIT"], "date": today()})}
+        )
     s.note(f"gpu: {'PASS' if s.ok else 'FAIL'}")
     write_files({out / "summary.txt": "\n".join(s.lines) + "\n"})
     return 0 if s.ok else 1

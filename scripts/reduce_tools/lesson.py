@@ -30,7 +30,7 @@ def strip_comments(text):
             j = i + 1
             while j < n and text[j] not in (c, "\n"):
                 j += 2 if text[j] == "\\" else 1
-            out.append(text[i: j + 1])
+            out.append(text[i : j + 1])
             i = j + 1
         else:
             out.append(c)
@@ -56,8 +56,11 @@ def kernel_file(step):
 def neutral(lines, step):
     """The step's own names made alike in every step (namespace stepNN, kernels reduce_<name>, "NN_name")."""
     number, _, title = step.partition("_")
-    subs = [(re.compile(rf"\bstep{number}\b"), "stepNN"), (re.compile(rf"\breduce_{title}"), "reduce_STEP"),
-            (re.compile(rf'"{re.escape(step)}"'), '"STEP"')]
+    subs = [
+        (re.compile(rf"\bstep{number}\b"), "stepNN"),
+        (re.compile(rf"\breduce_{title}"), "reduce_STEP"),
+        (re.compile(rf'"{re.escape(step)}"'), '"STEP"'),
+    ]
     for pattern, to in subs:
         lines = [pattern.sub(to, line) for line in lines]
     return lines
@@ -104,8 +107,10 @@ def main(args):
         print(f"{line}; {'within' if changed <= BUDGET else 'OVER'} the budget of {BUDGET}")
         return 1 if args.check and changed > BUDGET else 0
     fa, fb = kernel_file(a), kernel_file(b)
+
     def read(f):
         return [x + "\n" for x in code_lines(read_text(f))] if args.no_comments else read_text(f).splitlines(True)
+
     tty = sys.stdout.isatty()
     for line in difflib.unified_diff(read(fa), read(fb), f"a/{fa.relative_to(ROOT)}", f"b/{fb.relative_to(ROOT)}"):
         line = line if line.endswith("\n") else line + "\n"

@@ -11,12 +11,28 @@ from pathlib import Path
 
 from . import tables
 from .bench import probe
-from .common import Failure, check_target, dump_json, exe_path, gpu_folder, meta_of, progress, quote, step_names, write_files
+from .common import (
+    Failure,
+    check_target,
+    dump_json,
+    exe_path,
+    gpu_folder,
+    meta_of,
+    progress,
+    quote,
+    step_names,
+    write_files,
+)
 from .runlist import RunList
 
-METRICS = ["gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "smsp__inst_executed.sum",
-           "smsp__thread_inst_executed_per_inst_executed.ratio", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
-           "sm__warps_active.avg.pct_of_peak_sustained_active"]
+METRICS = [
+    "gpu__time_duration.sum",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "smsp__inst_executed.sum",
+    "smsp__thread_inst_executed_per_inst_executed.ratio",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+]
 SECTIONS = ["SpeedOfLight", "Occupancy", "LaunchStats"]
 
 
@@ -24,7 +40,9 @@ def ncu(exe, args, kernels, launches, metrics):
     """ncu's CSV rows (header first) for one run: the progression's counters (metrics), else the
     sections that decide a streaming kernel's speed."""
     cmd = ["ncu", "--csv", "--clock-control", "none", "-k", kernels, "-c", str(launches)]
-    cmd += [x for m in METRICS for x in ("--metrics", m)] if metrics else [x for s in SECTIONS for x in ("--section", s)]
+    cmd += (
+        [x for m in METRICS for x in ("--metrics", m)] if metrics else [x for s in SECTIONS for x in ("--section", s)]
+    )
     p = subprocess.run(cmd + [str(exe), *args], capture_output=True, text=True)
     rows = list(csv.reader(io.StringIO("\n".join(line for line in p.stdout.splitlines() if line.startswith('"')))))
     if p.returncode != 0 or len(rows) < 2:
@@ -45,8 +63,15 @@ def main(args):
             raise Failure(f"{args.step}/runs.txt lists no profile runs")
     else:
         n = str(args.n)
-        targets = [(s, exe_path(args.build_dir, s), ["--n", n, "--iters", "1", "--warmup", "0", "--cpu-runs", "0"],
-                    "regex:reduce_|DeviceReduce") for s in step_names()]
+        targets = [
+            (
+                s,
+                exe_path(args.build_dir, s),
+                ["--n", n, "--iters", "1", "--warmup", "0", "--cpu-runs", "0"],
+                "regex:reduce_|DeviceReduce",
+            )
+            for s in step_names()
+        ]
     first = probe(targets[0][1])
     if args.out:  # the files, checked before the first run
         folder = Path(args.out) / gpu_folder(first) / (Path(args.step) / "profile" if args.step else "progression")
@@ -67,6 +92,8 @@ def main(args):
     text = out.getvalue()
     print(tables.profile_table(tables.read_profile(text)))
     if args.out:
-        meta = dump_json(meta_of(first, by="scripts/suite profile", clock_control="none", **({} if args.step else {"n": args.n})))
+        meta = dump_json(
+            meta_of(first, by="scripts/suite profile", clock_control="none", **({} if args.step else {"n": args.n}))
+        )
         write_files(dict(zip(names, (text, meta))))
     return 0

@@ -46,20 +46,39 @@ import subprocess
 from pathlib import Path
 
 from . import sources, tables
-from .common import (CEILING_TOOL, FIELDS, RESULTS, ROOT, Failure, check_fields, count_text, quote, read_beyond_demo, read_json,
-                     read_json_lines, read_steps, read_text, records_of, write_files)
+from .common import (
+    CEILING_TOOL,
+    FIELDS,
+    RESULTS,
+    ROOT,
+    Failure,
+    check_fields,
+    count_text,
+    quote,
+    read_beyond_demo,
+    read_json,
+    read_json_lines,
+    read_steps,
+    read_text,
+    records_of,
+    write_files,
+)
 from .runlist import RunList
 
 AB_FIELDS = ("step", "against", "n", "ratio", "low", "high", "verdict")  # an A/B record: B/A time, its 95% interval
 # A variants set's parts a README shows (the text after "SET n =" holds one of these); the rest is linked.
-SHOWN = {"tiles": ("n = 2^20 ", "n = 2^28 "),  # where the tiles pay, and a full stream
-         "atomics": ("n = 2^26, pattern constant", "n = 2^26, pattern uniform")}  # where a float total stops
+SHOWN = {
+    "tiles": ("n = 2^20 ", "n = 2^28 "),  # where the tiles pay, and a full stream
+    "atomics": ("n = 2^26, pattern constant", "n = 2^26, pattern uniform"),
+}  # where a float total stops
 COMMENT = re.compile(r"<!--(.*?)-->", re.S)
 NAME = r"[A-Za-z0-9_.:/,-]+"  # a block's name: excerpt and diff blocks name files and regions
 # Process text: a commit (7-40 hex digits with a letter and a digit) or an ISO date. Outside generated
 # blocks (footers and provenance lines are rendered) `--check` refuses both; `git show` only in the reference.
-PROCESS = re.compile(r"(?<![0-9A-Za-z_])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![0-9A-Za-z_])"
-                     r"|(?<![0-9])[12][0-9]{3}-[01][0-9]-[0-3][0-9](?![0-9])|git show")
+PROCESS = re.compile(
+    r"(?<![0-9A-Za-z_])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![0-9A-Za-z_])"
+    r"|(?<![0-9])[12][0-9]{3}-[01][0-9]-[0-3][0-9](?![0-9])|git show"
+)
 RESULTS_PAGE = ROOT / "docs" / "results.md"
 
 
@@ -94,8 +113,10 @@ def footer_line(folder, meta, start, also=None, others=()):
         commit = "commit `{}`, {}".format(*next((c, d) for c, (_, d) in commits.items()))
     else:
         commit = "; ".join(f"{', '.join(names)}: commit `{c}`, {d}" for c, (names, d) in commits.items())
-    return (f"- {label(meta, gpu)}: [`{rel(folder)}`]({rel(folder, start)}), {commit}, "
-            f"{meta.get('device', '?')}, CUDA {meta.get('cuda_runtime', '?')}")
+    return (
+        f"- {label(meta, gpu)}: [`{rel(folder)}`]({rel(folder, start)}), {commit}, "
+        f"{meta.get('device', '?')}, CUDA {meta.get('cuda_runtime', '?')}"
+    )
 
 
 def optional(path, read, default):
@@ -125,8 +146,11 @@ class Gpu:
         self.meta, self.ceiling = table.get("meta"), table.get("ceiling")
         if not isinstance(self.meta, dict) or not self.records:
             raise Failure(f"{where}: expected an object with meta and records")
-        if self.ceiling is not None and not (isinstance(self.ceiling, dict) and FIELDS["n"](self.ceiling.get("n"))
-                                             and FIELDS["peak_gbps"](self.ceiling.get("gbps"))):
+        if self.ceiling is not None and not (
+            isinstance(self.ceiling, dict)
+            and FIELDS["n"](self.ceiling.get("n"))
+            and FIELDS["peak_gbps"](self.ceiling.get("gbps"))
+        ):
             raise Failure(f"{where}: its ceiling has no valid n or gbps")
         self.name = label(self.meta)
         sweep = optional(self.dir / "sweep.json", read_dict, {"records": []})
@@ -147,7 +171,7 @@ class Gpu:
             current = None
             for line in optional(self.dir / name, read_text, "").splitlines():
                 if line.startswith("set ") and ":" in line:
-                    current = line[4:line.index(":")].strip()
+                    current = line[4 : line.index(":")].strip()
                     self.text_sets[current] = []
                 if current:
                     self.text_sets[current].append(line)
@@ -158,9 +182,13 @@ class Beyond:
 
     def __init__(self, folder, plan):
         self.folder, self.meta = folder, read_dict(folder / "meta.json")
-        names = [p.stem for p in folder.glob("*.json") if p.name != "meta.json" and not p.name.startswith("read_ceiling")]
+        names = [
+            p.stem for p in folder.glob("*.json") if p.name != "meta.json" and not p.name.startswith("read_ceiling")
+        ]
         order = self.meta.get("runs") if isinstance(self.meta.get("runs"), list) else []
-        names.sort(key=lambda n: (order.index(n) if n in order else len(order), n))  # the run list's order, then the rest
+        names.sort(
+            key=lambda n: (order.index(n) if n in order else len(order), n)
+        )  # the run list's order, then the rest
         self.results = [(name, read_json_lines(folder / f"{name}.json")) for name in names]
         if not self.results or not all(rs for _, rs in self.results):
             raise Failure(f"{quote(rel(folder))}: no records, or an empty record file")
@@ -211,21 +239,39 @@ class Data:
             p = self.point(g, prev, n) if prev else None
             c = g.ceiling if g.ceiling and int(g.ceiling["n"]) == n else tables.at_n(g.sweep, CEILING_TOOL, n)
             ab = g.ab.get((step, n))  # the gain from the interleaved record where there is one
-            rows.append([g.name, count_text(n), f"{r['gbps']:.0f}", f"{p['gbps']:.0f}" if p else "-",
-                         gain_text(ab) if ab else f"{p['median_ms'] / r['median_ms']:.2f}x (sweep)" if p else "-",
-                         f"{100 * r['gbps'] / c['gbps']:.0f}" if c else "-"])
+            rows.append(
+                [
+                    g.name,
+                    count_text(n),
+                    f"{r['gbps']:.0f}",
+                    f"{p['gbps']:.0f}" if p else "-",
+                    gain_text(ab) if ab else f"{p['median_ms'] / r['median_ms']:.2f}x (sweep)" if p else "-",
+                    f"{100 * r['gbps'] / c['gbps']:.0f}" if c else "-",
+                ]
+            )
         if not rows:
             raise Failure(f"no GPU's records hold {step} at n = {count_text(n)}")
-        return tables.markdown(["GPU", "n", f"{step[:2]} GB/s", f"{prev[:2]} GB/s" if prev else "previous GB/s", "gain",
-                                "% of read ceiling"], rows)
+        return tables.markdown(
+            [
+                "GPU",
+                "n",
+                f"{step[:2]} GB/s",
+                f"{prev[:2]} GB/s" if prev else "previous GB/s",
+                "gain",
+                "% of read ceiling",
+            ],
+            rows,
+        )
 
     def gain(self, step, start):
         k = self.names.index(step)
         if not k:
             raise Failure(f"{step} is the first step: it has no gain block")
         fig = ROOT / "docs" / "figures" / f"gain_{step}.png"
-        return (f"![{step}: its time against {self.names[k - 1]}'s at every n, every GPU]({rel(fig, start)}) "
-                f"{step[:2]} against {self.names[k - 1][:2]} at every n, on every GPU (`scripts/suite figures`).")
+        return (
+            f"![{step}: its time against {self.names[k - 1]}'s at every n, every GPU]({rel(fig, start)}) "
+            f"{step[:2]} against {self.names[k - 1][:2]} at every n, on every GPU (`scripts/suite figures`)."
+        )
 
     def profile(self, step):
         """Nsight Compute's counters of the step's kernels and the previous step's, every GPU in one table."""
@@ -236,15 +282,17 @@ class Data:
             mine = sorted((x for x in g.profile if x[0] in shown), key=lambda x: shown.index(x[0]))
             if mine:
                 rows += [(f"{run[:2]}, {g.name.split()[0]}", *rest) for run, *rest in mine]
-                clocks = ("at its own clocks" if g.profile_meta.get("clock_control") == "none"
-                          else "clocks locked")  # records from before --clock-control none
+                clocks = (
+                    "at its own clocks" if g.profile_meta.get("clock_control") == "none" else "clocks locked"
+                )  # records from before --clock-control none
                 notes.append(f"{g.name} n = {count_text(g.profile_meta.get('n', 1 << 24))}, {clocks}")
         if not rows:
             raise Failure(f"no GPU's profile.csv holds {step}")
         alike = {x.split(" n = ", 1)[1] for x in notes}  # one n and one clock setting for every GPU: said once
         said = f"n = {alike.pop()}" if len(alike) == 1 else "; ".join(notes)
-        return (f"Nsight Compute ({said}, caches flushed: its times are not the table's):\n\n"
-                + tables.profile_table(rows))
+        return f"Nsight Compute ({said}, caches flushed: its times are not the table's):\n\n" + tables.profile_table(
+            rows
+        )
 
     def named(self, records):
         """The records with each step's lesson as its kernel file words it now (a record keeps the words of
@@ -256,26 +304,43 @@ class Data:
         g = self.gpus[0]
         table = tables.markdown(*tables.speedup_table(self.named(g.records), g.ceiling), left=2) + cpu_note(g.records)
         others = ", ".join(x.name for x in self.gpus[1:])
-        return (f"{g.name}, n = {count_text(g.meta.get('n', g.records[0]['n']))} floats, median of "
-                f"{g.records[0].get('iters')} timed runs each, L2 flushed before each:\n\n{table}\n\n"
-                + (f"The {others}: [docs/results.md]({rel(RESULTS_PAGE, start)})." if others else ""))
+        return (
+            f"{g.name}, n = {count_text(g.meta.get('n', g.records[0]['n']))} floats, median of "
+            f"{g.records[0].get('iters')} timed runs each, L2 flushed before each:\n\n{table}\n\n"
+            + (f"The {others}: [docs/results.md]({rel(RESULTS_PAGE, start)})." if others else "")
+        )
 
     def results_page(self):
-        parts = ["# Results on every GPU\n\nGenerated by `scripts/suite readme` from `results/<gpu>/progression/table.json`; "
-                 "do not edit.\n"]
+        parts = [
+            "# Results on every GPU\n\nGenerated by `scripts/suite readme` from `results/<gpu>/progression/table.json`; "
+            "do not edit.\n"
+        ]
         for g in self.gpus:
-            parts.append(f"## {g.name}\n\nn = {count_text(g.meta.get('n', g.records[0]['n']))} floats, median of "
-                         f"{g.records[0].get('iters')} timed runs each, L2 flushed before each.\n\n"
-                         + tables.markdown(*tables.speedup_table(self.named(g.records), g.ceiling), left=2) + cpu_note(g.records) + "\n")
+            parts.append(
+                f"## {g.name}\n\nn = {count_text(g.meta.get('n', g.records[0]['n']))} floats, median of "
+                f"{g.records[0].get('iters')} timed runs each, L2 flushed before each.\n\n"
+                + tables.markdown(*tables.speedup_table(self.named(g.records), g.ceiling), left=2)
+                + cpu_note(g.records)
+                + "\n"
+            )
         parts.append("\n".join(footer_line(g.dir, g.meta, RESULTS_PAGE.parent) for g in self.gpus) + "\n")
         figures = ROOT / "docs" / "figures"
         sweeps = [g for g in self.gpus if os.path.lexists(figures / f"sweep_{g.folder.name}.png")]
         if sweeps:
-            parts.append("## The sweeps\n\nEvery step's GB/s against n, with the read ceiling (`results/<gpu>/progression/sweep.json`, "
-                         "`scripts/suite figures`), then every step at the table's n:\n\n" + "\n\n".join(
-                             f"![{g.name}: every step's GB/s against n](figures/sweep_{g.folder.name}.png)"
-                             + (f"\n![{g.name}: every step at the table's n](figures/steps_{g.folder.name}.png)"
-                                if os.path.lexists(figures / f"steps_{g.folder.name}.png") else "") for g in sweeps) + "\n")
+            parts.append(
+                "## The sweeps\n\nEvery step's GB/s against n, with the read ceiling (`results/<gpu>/progression/sweep.json`, "
+                "`scripts/suite figures`), then every step at the table's n:\n\n"
+                + "\n\n".join(
+                    f"![{g.name}: every step's GB/s against n](figures/sweep_{g.folder.name}.png)"
+                    + (
+                        f"\n![{g.name}: every step at the table's n](figures/steps_{g.folder.name}.png)"
+                        if os.path.lexists(figures / f"steps_{g.folder.name}.png")
+                        else ""
+                    )
+                    for g in sweeps
+                )
+                + "\n"
+            )
         for step, name in self.full_tables():
             if name == step:
                 parts.append(f"## {step}\n\nThe full tables behind [{step}'s README](../{step}/README.md).\n")
@@ -291,7 +356,11 @@ class Data:
             plans = [b.plan for b in held if b.plan]
             if n is None or not plans or not plans[0].demo:
                 continue
-            names = [step] + [f"{step}:{t}" for t in plans[0].tables] + ([f"{step}:profile"] if any(b.profile for b in held) else [])
+            names = (
+                [step]
+                + [f"{step}:{t}" for t in plans[0].tables]
+                + ([f"{step}:profile"] if any(b.profile for b in held) else [])
+            )
             out += [(step, name) for name in names if self.can_render(name, RESULTS_PAGE)]
         return out
 
@@ -300,16 +369,26 @@ class Data:
         lessons.update(source_lessons(self.names))  # the kernel file's words, where a record is older
         rows = []
         for step, n in self.steps:
-            rows.append([f"[{step}]({rel(ROOT / step / 'README.md', start)})", lessons.get(step, ""), count_text(n)]
-                        + [gain_text(g.ab.get((step, n))) for g in self.gpus])
+            rows.append(
+                [f"[{step}]({rel(ROOT / step / 'README.md', start)})", lessons.get(step, ""), count_text(n)]
+                + [gain_text(g.ab.get((step, n))) for g in self.gpus]
+            )
         missing = [g.name for g in self.gpus if not g.ab]
-        note = ("\n\nThe gain: the previous step's median time over this one's, in interleaved rounds (`scripts/suite ab`), "
-                "with its 95% interval; \"within noise\" where that holds 1.")
+        note = (
+            "\n\nThe gain: the previous step's median time over this one's, in interleaved rounds (`scripts/suite ab`), "
+            'with its 95% interval; "within noise" where that holds 1.'
+        )
         if missing:
-            note += (f" Not recorded yet on the {', '.join(missing)}: `scripts/suite ab {' '.join(s[:2] for s in self.names[1:])} "
-                     "--out results` on that GPU writes the records.")
-        return tables.markdown(["step", "the idea", "lesson shows at n"] + [f"gain there ({g.name})" for g in self.gpus],
-                               rows, left=2) + note
+            note += (
+                f" Not recorded yet on the {', '.join(missing)}: `scripts/suite ab {' '.join(s[:2] for s in self.names[1:])} "
+                "--out results` on that GPU writes the records."
+            )
+        return (
+            tables.markdown(
+                ["step", "the idea", "lesson shows at n"] + [f"gain there ({g.name})" for g in self.gpus], rows, left=2
+            )
+            + note
+        )
 
     def ab_table(self):
         parts = []
@@ -317,12 +396,16 @@ class Data:
             if g.ab:
                 m = g.ab_meta
                 rows = [[r["step"], r["against"], count_text(r["n"]), gain_text(r)] for r in g.ab.values()]
-                parts.append(f"**{g.name}** (`{rel(g.folder / 'ab' / 'ab.json')}`, commit `{str(m.get('commit', '?'))[:7]}`, "
-                             f"{m.get('date', '?')}), {m.get('rounds', '?')} interleaved rounds of {m.get('iters', '?')} timed runs "
-                             "per side:\n\n" + tables.markdown(["step", "against", "n", "gain (95% interval)"], rows, left=2))
+                parts.append(
+                    f"**{g.name}** (`{rel(g.folder / 'ab' / 'ab.json')}`, commit `{str(m.get('commit', '?'))[:7]}`, "
+                    f"{m.get('date', '?')}), {m.get('rounds', '?')} interleaved rounds of {m.get('iters', '?')} timed runs "
+                    "per side:\n\n" + tables.markdown(["step", "against", "n", "gain (95% interval)"], rows, left=2)
+                )
         if not parts:  # said so, until the records are committed
-            return (f"Not recorded yet: `scripts/suite ab {' '.join(s[:2] for s in self.names[1:])} --out results` on each "
-                    "GPU writes `results/<gpu>/ab/ab.json`.")
+            return (
+                f"Not recorded yet: `scripts/suite ab {' '.join(s[:2] for s in self.names[1:])} --out results` on each "
+                "GPU writes `results/<gpu>/ab/ab.json`."
+            )
         return "\n\n".join(parts)
 
     def ab_line(self, step):
@@ -331,15 +414,22 @@ class Data:
         n = dict(self.steps)[step]
         got = [f"on the {g.name} {gain_text(g.ab[(step, n)])}" for g in self.gpus if (step, n) in g.ab]
         if not got:
-            return (f"{step}'s interleaved A/B at {count_text(n)} is not recorded yet (`scripts/suite ab {step[:2]} "
-                    "--out results`).")
-        return f"{step} against {self.names[self.names.index(step) - 1]} at n = {count_text(n)}: " + "; ".join(got) + "."
+            return (
+                f"{step}'s interleaved A/B at {count_text(n)} is not recorded yet (`scripts/suite ab {step[:2]} "
+                "--out results`)."
+            )
+        return (
+            f"{step} against {self.names[self.names.index(step) - 1]} at n = {count_text(n)}: " + "; ".join(got) + "."
+        )
 
     def check(self):
-        lines = [f"- {g.name}: {g.check.get('tests', 'tests not run')}"
-                 + (f"; the Huge tests: {g.check['huge']}" if "huge" in g.check else "")
-                 + f"; compute-sanitizer {g.check.get('sanitizer', 'not run')}; commit `{str(g.check.get('commit'))[:7]}`, {g.check.get('date')}"
-                 for g in self.gpus if g.check]
+        lines = [
+            f"- {g.name}: {g.check.get('tests', 'tests not run')}"
+            + (f"; the Huge tests: {g.check['huge']}" if "huge" in g.check else "")
+            + f"; compute-sanitizer {g.check.get('sanitizer', 'not run')}; commit `{str(g.check.get('commit'))[:7]}`, {g.check.get('date')}"
+            for g in self.gpus
+            if g.check
+        ]
         if not lines:
             raise Failure("no results/<gpu>/progression/check.json (scripts/suite gpu writes it)")
         return "\n".join(lines)
@@ -350,7 +440,7 @@ class Data:
             g = next((g for g in self.gpus if g.folder.name == which), None)
         else:
             g = next((g for g in self.gpus if which in g.text_sets), None)
-        body = (g.text_sets.get("ablation" if kind == "ablation" else which) if g else None)
+        body = g.text_sets.get("ablation" if kind == "ablation" else which) if g else None
         if not body:
             raise Failure(f"no results/<gpu>/progression/{kind}.txt holds the set '{which}'")
         if kind == "ablation":
@@ -362,7 +452,7 @@ class Data:
             for line in body:
                 if line.startswith(f"{which} n ="):
                     keep = any(k in line for k in shown)
-                    parts = line[len(which) + 1:].replace(" floats", "").split(", ")
+                    parts = line[len(which) + 1 :].replace(" floats", "").split(", ")
                     others += [] if keep else [", ".join(p for p in parts[:2] if p.startswith(("n =", "pattern")))]
                 out += [line] if keep or line.startswith("set ") else []
             body = out
@@ -382,7 +472,11 @@ class Data:
             head = f"**{label(b.meta, b.folder.parent)}**"
             if what is None:
                 iters = b.results[0][1][0].get("iters")
-                note = f"{b.plan.title}; median of {iters} timed runs, L2 flushed before each." if b.plan and b.plan.title else ""
+                note = (
+                    f"{b.plan.title}; median of {iters} timed runs, L2 flushed before each."
+                    if b.plan and b.plan.title
+                    else ""
+                )
                 body = tables.beyond_table(b.plan, b.results, b.ceilings)
                 if body:
                     parts.append(f"{head}: {note}\n\n{body}")
@@ -399,7 +493,7 @@ class Data:
             elif what == "crossover":  # the scaling tables' crossover lines alone
                 body = tables.scaling_tables(b.results)
                 if "Crossover" in body:
-                    parts.append(f"{head}: " + body[body.index("Crossover"):].split("\n\nWeak scaling")[0])
+                    parts.append(f"{head}: " + body[body.index("Crossover") :].split("\n\nWeak scaling")[0])
             elif what == "scaling":
                 body = tables.scaling_tables(b.results)
                 if body:
@@ -425,17 +519,31 @@ class Data:
         step = md.parent.name if md.parent != ROOT else None
         if step in self.beyond:
             text = read_text(md)
-            return "\n".join(footer_line(b.folder, b.meta, start, others=[("profile/", b.profile_meta)]
-                                          if b.profile and b.profile_meta and f"<!-- {step}:profile:begin" in text else [])
-                             for b in self.beyond[step]) or "Not measured yet."
+            return (
+                "\n".join(
+                    footer_line(
+                        b.folder,
+                        b.meta,
+                        start,
+                        others=[("profile/", b.profile_meta)]
+                        if b.profile and b.profile_meta and f"<!-- {step}:profile:begin" in text
+                        else [],
+                    )
+                    for b in self.beyond[step]
+                )
+                or "Not measured yet."
+            )
         if step in self.names:
             text = read_text(md)
-            return "\n".join(footer_line(g.dir, g.sweep_meta, start, also=g.meta, others=self.drawn_from(g, text))
-                             for g in self.gpus)
+            return "\n".join(
+                footer_line(g.dir, g.sweep_meta, start, also=g.meta, others=self.drawn_from(g, text)) for g in self.gpus
+            )
         text = read_text(md)
         uses_ab = any(f"<!-- {b}" in text for b in ("path:begin", "ab:begin", "ab:"))
-        return "\n".join(footer_line(g.dir, g.meta, start, others=[("ab.json", g.ab_meta)] if uses_ab and g.ab else [])
-                         for g in self.gpus)
+        return "\n".join(
+            footer_line(g.dir, g.meta, start, others=[("ab.json", g.ab_meta)] if uses_ab and g.ab else [])
+            for g in self.gpus
+        )
 
     # --- one block by name ----------------------------------------------------------------------------
 
@@ -444,7 +552,9 @@ class Data:
         if name == "footer":
             return self.footer(md)
         if step in self.names and name in ("measured", "gain", "profile"):
-            return {"measured": self.measured, "gain": lambda s: self.gain(s, start), "profile": self.profile}[name](step)
+            return {"measured": self.measured, "gain": lambda s: self.gain(s, start), "profile": self.profile}[name](
+                step
+            )
         if name == "results":
             return self.results(start)
         if name == "path":
@@ -492,8 +602,10 @@ def cpu_note(records):
     cpu = [r["cpu_ms"] for r in records if isinstance(r.get("cpu_ms"), (int, float)) and r["cpu_ms"] > 0]
     if not cpu:
         return ""
-    return (f"\n\nvs 1 CPU thread: one CPU time for every row, the median of the {len(cpu)} rows' single-threaded "
-            f"loop times ({tables.median(cpu):.1f} ms), over the row's median time.")
+    return (
+        f"\n\nvs 1 CPU thread: one CPU time for every row, the median of the {len(cpu)} rows' single-threaded "
+        f"loop times ({tables.median(cpu):.1f} ms), over the row's median time."
+    )
 
 
 def gain_text(r):
@@ -503,7 +615,7 @@ def gain_text(r):
         return "-"
     gain, low, high = 1 / r["ratio"], 1 / r["high"], 1 / r["low"]
     interval = f"{low:.2f}-{high:.2f}" if gain < 100 else f"{low:.0f}-{high:.0f}"
-    return (f"within noise ({interval})" if low <= 1 <= high else f"{tables.ratio_text(gain)} ({interval})")
+    return f"within noise ({interval})" if low <= 1 <= high else f"{tables.ratio_text(gain)} ({interval})"
 
 
 def source_lessons(names):
@@ -538,14 +650,16 @@ def blocks(text, where):
     found, open_name, open_at, seen = [], None, 0, set()
     for m in COMMENT.finditer(text):
         inner = m.group(1).strip()
-        quoted = text[m.start() - 1:m.start()] == "`"  # `<!-- x:begin -->` in prose names a marker, is none
+        quoted = text[m.start() - 1 : m.start()] == "`"  # `<!-- x:begin -->` in prose names a marker, is none
         if not re.search(r":\s*(begin|end)$", inner) or quoted:
             continue
         name, _, edge = inner.rpartition(":")
         if m.group(0) != f"<!-- {name}:{edge} -->" or not re.fullmatch(NAME, name):
             line = text.count("\n", 0, m.start()) + 1
-            raise Failure(f"{where}:{line}: marker {quote(m.group(0), 60)} is not written '<!-- NAME:begin -->' or "
-                          "'<!-- NAME:end -->'")
+            raise Failure(
+                f"{where}:{line}: marker {quote(m.group(0), 60)} is not written '<!-- NAME:begin -->' or "
+                "'<!-- NAME:end -->'"
+            )
         if edge == "begin":
             if open_name is not None:
                 raise Failure(f"{where}: '{name}' begins inside '{open_name}'")
@@ -570,8 +684,10 @@ def process_text(text, where, spans):
         if any(b <= m.start() < e for _, b, e in spans) or (m.group(0) == "git show" and where == "docs/reference.md"):
             continue
         line = text.count("\n", 0, m.start()) + 1
-        raise Failure(f"{where}:{line}: {quote(m.group(0))} is process text (a commit or a date belongs in a footer, "
-                      "in git and in the issues)")
+        raise Failure(
+            f"{where}:{line}: {quote(m.group(0))} is process text (a commit or a date belongs in a footer, "
+            "in git and in the issues)"
+        )
 
 
 def held_at_head(md):
@@ -594,8 +710,9 @@ def render_all(data):
     out = {}
     for md, text in files.items():
         names = {n for n, _, _ in found[md]}
-        lost = (data.required(md) - names) | {n for n in held_at_head(md) - anywhere
-                                              if not n.startswith(("excerpt:", "diff:")) and data.can_render(n, md)}
+        lost = (data.required(md) - names) | {
+            n for n in held_at_head(md) - anywhere if not n.startswith(("excerpt:", "diff:")) and data.can_render(n, md)
+        }
         if lost:
             raise Failure(f"{rel(md)}: lacks the block{'s' if len(lost) > 1 else ''} {', '.join(sorted(lost))}")
         process_text(text, rel(md), found[md])
@@ -616,12 +733,20 @@ def main(args):
         for p, new in changed.items():
             if "\r" in rendered[p][0]:
                 print(f"{rel(p)}: CRLF line endings (the READMEs use LF)")
-            diff = difflib.unified_diff(rendered[p][0].splitlines(), new.splitlines(), f"{rel(p)} (now)",
-                                        f"{rel(p)} (rendered)", lineterm="", n=1)
+            diff = difflib.unified_diff(
+                rendered[p][0].splitlines(),
+                new.splitlines(),
+                f"{rel(p)} (now)",
+                f"{rel(p)} (rendered)",
+                lineterm="",
+                n=1,
+            )
             print("\n".join(list(diff)[:40]))
         if args.check and changed:
-            raise Failure(f"{len(changed)} file(s) differ from what the records render: {', '.join(rel(p) for p in changed)}; "
-                          "run scripts/suite readme")
+            raise Failure(
+                f"{len(changed)} file(s) differ from what the records render: {', '.join(rel(p) for p in changed)}; "
+                "run scripts/suite readme"
+            )
         return 0
     write_files(changed)
     print(f"readme: {len(changed)} file(s) written" + (": " + ", ".join(rel(p) for p in changed) if changed else ""))

@@ -129,8 +129,10 @@ class RunList:
             raise Failure(f"{where}: {loose.group(0)} outside a 'for' over it")
         key, colon, _ = line.partition(":")
         if colon and "|" not in key and (key in SETTINGS or key.startswith("table ")):
-            raise Failure(f"{where}: '{key}:' is the README's layout: it belongs in {self.step}/README.md's "
-                          f"<!-- {self.step}:layout --> comment")
+            raise Failure(
+                f"{where}: '{key}:' is the README's layout: it belongs in {self.step}/README.md's "
+                f"<!-- {self.step}:layout --> comment"
+            )
         kind, _, rest = line.partition(" ")
         if kind == "program":
             words = rest.split()
@@ -150,8 +152,9 @@ class RunList:
         if len(fields) == 2 and kind in ("smoke", "measure") and not re.fullmatch(r"mpi ([0-9]+|all)", fields[1]):
             raise Failure(f"{where}: expected {kind} NAME | mpi NP | ARGUMENTS")
         if kind == "sanitize" and not set(fields[0].split(",")) <= {"all", *SANITIZERS}:
-            raise Failure(f"{where}: expected sanitize all | ARGUMENTS or TOOL,TOOL | ARGUMENTS "
-                          f"({', '.join(SANITIZERS)})")
+            raise Failure(
+                f"{where}: expected sanitize all | ARGUMENTS or TOOL,TOOL | ARGUMENTS ({', '.join(SANITIZERS)})"
+            )
         if kind == "cli" and not fields[1].isdigit():
             raise Failure(f"{where}: expected cli NAME | CODE | TEXT | ARGUMENTS")
         args = shlex.split(parts[-1].replace("@DIR@", str(ROOT / self.step)))
@@ -164,5 +167,8 @@ class RunList:
     def cmake_lines(self):
         """The smoke and cli runs as cmake/BeyondStep.cmake reads them: fields joined by "|", the
         arguments by spaces (a cli argument ">FILE" sends the run's stdout to FILE)."""
-        return ["|".join([r.kind, r.name, *r.fields] + ([" ".join(r.args)] if r.kind != "program" else []))
-                for r in self.runs if r.kind in ("smoke", "cli", "program")]
+        return [
+            "|".join([r.kind, r.name, *r.fields] + ([" ".join(r.args)] if r.kind != "program" else []))
+            for r in self.runs
+            if r.kind in ("smoke", "cli", "program")
+        ]

@@ -23,8 +23,11 @@ def strip_program(line):
 
 def reasons(output, fallback):
     """[(count, reason)] of one skipped test."""
-    groups = [(int(m.group(1)), strip_program(m.group(2))) for m in
-              (re.match(r"^skipped ([0-9]+): (.*)$", line.strip()) for line in output.splitlines()) if m]
+    groups = [
+        (int(m.group(1)), strip_program(m.group(2)))
+        for m in (re.match(r"^skipped ([0-9]+): (.*)$", line.strip()) for line in output.splitlines())
+        if m
+    ]
     if groups:
         return groups
     lines = [line.strip() for line in output.splitlines() if line.strip()]
@@ -45,8 +48,10 @@ def from_junit(path):
         raise Failure(f"{quote(path)}: not a JUnit file ({e})") from None
     cases = list(root.iter("testcase"))
     skipped = [c for c in cases if c.find("skipped") is not None]
-    return len(cases), [(c.get("name", "?"), reasons(c.findtext("system-out") or "", c.find("skipped").get("message", "")))
-                        for c in skipped]
+    return len(cases), [
+        (c.get("name", "?"), reasons(c.findtext("system-out") or "", c.find("skipped").get("message", "")))
+        for c in skipped
+    ]
 
 
 def from_last_test(path):
@@ -72,7 +77,9 @@ def main(args):
     except OSError as e:  # a name too long, a folder we may not enter, a link loop
         raise UsageError(f"{quote(where, 60)}: {e.strerror or e}") from None
     if where.is_dir():
-        source, read = (where / JUNIT, from_junit) if os.path.lexists(where / JUNIT) else (where / LAST_TEST, from_last_test)
+        source, read = (
+            (where / JUNIT, from_junit) if os.path.lexists(where / JUNIT) else (where / LAST_TEST, from_last_test)
+        )
         if not os.path.lexists(source):
             raise Failure(f"no record of a test run in {quote(where)} (run ctest there first)")
     elif os.path.lexists(where):

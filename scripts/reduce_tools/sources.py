@@ -26,7 +26,7 @@ def region(lines, name, where):
         end = next((k for k in range(marked[0] + 1, len(lines)) if lines[k].strip() == "// end excerpt"), None)
         if end is None:
             raise Failure(f"{where}: '// excerpt: {name}' without its '// end excerpt'")
-        return lines[marked[0] + 1:end]
+        return lines[marked[0] + 1 : end]
     head = re.compile(rf"(?!\s|//|#|}})(?:.*[^\w.:])?{re.escape(name)}\s*(?:\(|\{{|=[^=])")
     for start, line in enumerate(lines):
         if not head.match(line):
@@ -38,11 +38,11 @@ def region(lines, name, where):
             opened |= "{" in code
             if (opened and depth == 0) or (not opened and code.rstrip().endswith(";")):
                 break
-        if not opened and "=" not in "".join(lines[start:end + 1]):
+        if not opened and "=" not in "".join(lines[start : end + 1]):
             continue  # a declaration: the definition comes later
         while start and re.match(r"template\b|//", lines[start - 1]):
             start -= 1
-        return lines[start:end + 1]
+        return lines[start : end + 1]
     raise Failure(f"{where}: no region '{name}' (a top-level definition, or '// excerpt: {name}' ... '// end excerpt')")
 
 
@@ -85,10 +85,16 @@ def diff(spec):
     files = [(kernel_file(step), step) for step in (a, b)]
     for name in names.split(",") if names else []:
         if not any(cut(f, name, step, absent_ok=True) for f, step in files):
-            raise Failure(f"diff:{spec}: neither kernel file has a region '{name}' (a top-level definition, or "
-                          f"'// excerpt: {name}' ... '// end excerpt')")
-    hunks = list(difflib.unified_diff(*(cut(f, names, step, absent_ok=True) for f, step in files), lineterm="", n=1))[2:]
+            raise Failure(
+                f"diff:{spec}: neither kernel file has a region '{name}' (a top-level definition, or "
+                f"'// excerpt: {name}' ... '// end excerpt')"
+            )
+    hunks = list(difflib.unified_diff(*(cut(f, names, step, absent_ok=True) for f, step in files), lineterm="", n=1))[
+        2:
+    ]
     if not hunks:
         raise Failure(f"diff:{spec}: the two steps' regions are the same")
-    body = [" ..." if h.startswith("@@") else h.rstrip() for h in hunks if h.strip()]  # a blank context line says nothing
+    body = [
+        " ..." if h.startswith("@@") else h.rstrip() for h in hunks if h.strip()
+    ]  # a blank context line says nothing
     return "```diff\n" + "\n".join(body[1:]) + "\n```"

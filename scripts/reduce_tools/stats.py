@@ -21,13 +21,43 @@ import statistics
 
 Z = 1.959964  # the normal distribution's 97.5% point
 # Student's t at 97.5% for 1 to 30 degrees of freedom
-T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-       2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+T95 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
 
 
 def t95(dof):
     """Student's t at 97.5% (a two-sided 95% interval); beyond the table, its first Cornish-Fisher term."""
-    return T95[dof - 1] if dof <= len(T95) else Z + (Z ** 3 + Z) / (4 * dof)
+    return T95[dof - 1] if dof <= len(T95) else Z + (Z**3 + Z) / (4 * dof)
 
 
 def median(values):
@@ -76,4 +106,8 @@ def ratio_interval(old, new):
 def samples_of(record):
     """A record's timed samples (ms, each above 0), or [] for an older record without them."""
     s = record.get("samples_ms")
-    return [float(x) for x in s if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0] if isinstance(s, list) else []
+    return (
+        [float(x) for x in s if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0]
+        if isinstance(s, list)
+        else []
+    )

@@ -23,6 +23,7 @@ def text(headers, rows, left=2):
 
     def line(cells):
         return "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
     return "\n".join([line(headers), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
 
 
@@ -41,15 +42,27 @@ def speedup_table(records, ceiling=None):
     base = next((r for r in records if r["step"].startswith("01_")), records[0])
     cpu = median([r["cpu_ms"] for r in records if r.get("cpu_ms")])
     ceil = (ceiling or {}).get("gbps")
-    headers = ["step", "what it teaches", "median ms", "GB/s", "% peak"] + (["% ceiling"] if ceil else []) + \
-              ["vs 1 CPU thread", f"vs {base['step'][:2]}", "vs prev", "check"]
+    headers = (
+        ["step", "what it teaches", "median ms", "GB/s", "% peak"]
+        + (["% ceiling"] if ceil else [])
+        + ["vs 1 CPU thread", f"vs {base['step'][:2]}", "vs prev", "check"]
+    )
     rows, prev = [], None
     for r in records:
         ms = r["median_ms"]
-        row = [r["step"], r.get("lesson", ""), f"{ms:.4f}" if ms < 10 else f"{ms:.2f}", f"{r['gbps']:.1f}",
-               f"{r['pct_peak']:.1f}"] + ([f"{100 * r['gbps'] / ceil:.1f}"] if ceil else [])
-        row += [ratio_text(cpu / ms if cpu and ms else None), ratio_text(base["median_ms"] / ms if ms else None),
-                ratio_text(prev / ms if prev and ms else None), "PASS" if passed(r) else "FAIL"]
+        row = [
+            r["step"],
+            r.get("lesson", ""),
+            f"{ms:.4f}" if ms < 10 else f"{ms:.2f}",
+            f"{r['gbps']:.1f}",
+            f"{r['pct_peak']:.1f}",
+        ] + ([f"{100 * r['gbps'] / ceil:.1f}"] if ceil else [])
+        row += [
+            ratio_text(cpu / ms if cpu and ms else None),
+            ratio_text(base["median_ms"] / ms if ms else None),
+            ratio_text(prev / ms if prev and ms else None),
+            "PASS" if passed(r) else "FAIL",
+        ]
         rows.append(row)
         prev = ms
     return headers, rows
@@ -82,8 +95,14 @@ def beyond_table(plan, results, ceilings):
         results = [(name, [r for r in rs if int(r["n"]) == top]) for name, rs in results]
         seen = set()  # one row per (columns, n): the first run that measured it (a weak-scaling run repeats it)
         for _, rs in results:
-            rs[:] = [r for r in rs if not (tuple(str(r.get(c)) for c in plan.columns) in seen
-                                           or seen.add(tuple(str(r.get(c)) for c in plan.columns)))]
+            rs[:] = [
+                r
+                for r in rs
+                if not (
+                    tuple(str(r.get(c)) for c in plan.columns) in seen
+                    or seen.add(tuple(str(r.get(c)) for c in plan.columns))
+                )
+            ]
     results = [(name, rs) for name, rs in results if rs]
     if not results:
         return ""
@@ -94,7 +113,11 @@ def beyond_table(plan, results, ceilings):
     rows = []
     for _, records in results:
         for r in records:
-            row = [cell(r.get(c)) for c in plan.columns] + [count_text(r["n"]), f"{r['gbps']:.1f}", f"{r['pct_peak']:.1f}"]
+            row = [cell(r.get(c)) for c in plan.columns] + [
+                count_text(r["n"]),
+                f"{r['gbps']:.1f}",
+                f"{r['pct_peak']:.1f}",
+            ]
             if plan.ceiling:
                 c = ceilings.get(int(r.get("bytes", 0)))
                 row.append(f"{100 * r['gbps'] / c['gbps']:.1f}" if c and c.get("gbps") else "-")
@@ -108,8 +131,14 @@ def demo_table(plan, results, ceilings, n):
     """A beyond step's small table: the records of plan.demo's runs (all runs without a demo line) at n,
     one row each: the columns, GB/s, % of the read ceiling and each comparison's ratio."""
     names = plan.demo or [name for name, _ in results]
-    rows_of = [r for name in names for got, rs in results if got == name for r in rs
-               if int(r["n"]) == n and not (plan.skip and plan.skip in r)]
+    rows_of = [
+        r
+        for name in names
+        for got, rs in results
+        if got == name
+        for r in rs
+        if int(r["n"]) == n and not (plan.skip and plan.skip in r)
+    ]
     if not rows_of:
         return ""
     comps = list(dict.fromkeys(c for r in rows_of for c in comparisons(r)))
@@ -135,8 +164,12 @@ def field(r, name):
 
 def field_table(fields, results):
     """A "table NAME:" of runs.txt: those record fields, one row per record that holds the first."""
-    rows = [[count_text(r["n"]) if f == "n" else cell(field(r, f)) for f in fields]
-            for _, records in results for r in records if fields[0] in r]
+    rows = [
+        [count_text(r["n"]) if f == "n" else cell(field(r, f)) for f in fields]
+        for _, records in results
+        for r in records
+        if fields[0] in r
+    ]
     return markdown(fields, rows)
 
 
@@ -165,30 +198,74 @@ def scaling_tables(results):
             mine = sorted((r for r in strong if (r["mode"], r["gpus"]) == (m, g)), key=lambda r: r["n"])
             r = next((r for r in reversed(mine) if r["n"] == top), None)
             if r:
-                rows.append([mode(r), str(g), _ms(r), f"{r['gbps']:.0f}", f"{r.get('vs_single_gpu', 0):.2f}x",
-                             f"{100 * r.get('collective_share', 0):.2f}%", "PASS" if passed(r) else "FAIL"])
+                rows.append(
+                    [
+                        mode(r),
+                        str(g),
+                        _ms(r),
+                        f"{r['gbps']:.0f}",
+                        f"{r.get('vs_single_gpu', 0):.2f}x",
+                        f"{100 * r.get('collective_share', 0):.2f}%",
+                        "PASS" if passed(r) else "FAIL",
+                    ]
+                )
             faster = None
             for p in mine:  # the smallest n from which every larger n is faster than one GPU
                 faster = (faster or p["n"]) if p.get("vs_single_gpu", 0) > 1 else None
             if g > 1:
-                lines.append(f"- {MODES.get(m, m)}, {g} GPUs: " + (f"faster than one GPU from n = {count_text(faster)} on"
-                                                                 if faster else "not faster than one GPU at any n measured"))
-        out.append(f"Strong scaling at n = {count_text(top)} floats in all, each GPU holding n / N:\n\n" + markdown(
-            ["mode", "GPUs", "median ms (min-max)", "GB/s", "speedup", "collective share", "check"], rows))
+                lines.append(
+                    f"- {MODES.get(m, m)}, {g} GPUs: "
+                    + (
+                        f"faster than one GPU from n = {count_text(faster)} on"
+                        if faster
+                        else "not faster than one GPU at any n measured"
+                    )
+                )
+        out.append(
+            f"Strong scaling at n = {count_text(top)} floats in all, each GPU holding n / N:\n\n"
+            + markdown(["mode", "GPUs", "median ms (min-max)", "GB/s", "speedup", "collective share", "check"], rows)
+        )
         if lines:
-            out.append("Crossover (the smallest n from which every larger n measured is faster than one GPU):\n\n"
-                       + "\n".join(lines))
+            out.append(
+                "Crossover (the smallest n from which every larger n measured is faster than one GPU):\n\n"
+                + "\n".join(lines)
+            )
     if weak:
         rows = []
         for r in sorted(weak, key=lambda r: (r["mode"] != "single_process", r["gpus"])):
             one = [w for w in weak if w["mode"] == r["mode"] and w["gpus"] == 1]
             eff = f"{one[-1]['median_ms'] / r['median_ms']:.2f}" if one and r["median_ms"] > 0 else "-"
-            rows.append([mode(r), str(r["gpus"]), count_text(r["n"]), _ms(r), f"{r['gbps']:.0f}", f"{r['gbps'] / r['gpus']:.0f}",
-                         eff, f"{100 * r.get('collective_share', 0):.2f}%", "PASS" if passed(r) else "FAIL"])
-        out.append(f"Weak scaling, {count_text(weak[0]['n_per_gpu'])} floats per GPU; efficiency = the one-GPU run's time "
-                   "over this one's (1.00 = perfect):\n\n" + markdown(
-                       ["mode", "GPUs", "n", "median ms (min-max)", "GB/s", "GB/s per GPU", "efficiency",
-                        "collective share", "check"], rows))
+            rows.append(
+                [
+                    mode(r),
+                    str(r["gpus"]),
+                    count_text(r["n"]),
+                    _ms(r),
+                    f"{r['gbps']:.0f}",
+                    f"{r['gbps'] / r['gpus']:.0f}",
+                    eff,
+                    f"{100 * r.get('collective_share', 0):.2f}%",
+                    "PASS" if passed(r) else "FAIL",
+                ]
+            )
+        out.append(
+            f"Weak scaling, {count_text(weak[0]['n_per_gpu'])} floats per GPU; efficiency = the one-GPU run's time "
+            "over this one's (1.00 = perfect):\n\n"
+            + markdown(
+                [
+                    "mode",
+                    "GPUs",
+                    "n",
+                    "median ms (min-max)",
+                    "GB/s",
+                    "GB/s per GPU",
+                    "efficiency",
+                    "collective share",
+                    "check",
+                ],
+                rows,
+            )
+        )
     return "\n\n".join(out)
 
 
@@ -208,8 +285,10 @@ def ablation_table(lines):
             at[row, int(cells[0])] = cells[head.index("vs_a")]
     ns = sorted({n for _, n in at})
     rows = [[f"{r} {names[r]}"] + [at.get((r, n), "-") for n in ns] for r in order]
-    return ("Each variant's time against row a's (step 09 as it is; above 1: faster), the median of interleaved rounds:\n\n"
-            + markdown(["variant"] + [f"2^{n}" for n in ns], rows))
+    return (
+        "Each variant's time against row a's (step 09 as it is; above 1: faster), the median of interleaved rounds:\n\n"
+        + markdown(["variant"] + [f"2^{n}" for n in ns], rows)
+    )
 
 
 # --- Nsight Compute ------------------------------------------------------------------------------
@@ -217,12 +296,15 @@ def ablation_table(lines):
 # ncu's metric (or section row) name -> the column it heads, in this order; a column appears where
 # the data holds it.
 PROFILE_COLUMNS = [
-    ("gpu__time_duration.sum", "duration"), ("Duration", "duration"),
-    ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM %"), ("DRAM Throughput", "DRAM %"),
+    ("gpu__time_duration.sum", "duration"),
+    ("Duration", "duration"),
+    ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM %"),
+    ("DRAM Throughput", "DRAM %"),
     ("smsp__inst_executed.sum", "warp instructions"),
     ("smsp__thread_inst_executed_per_inst_executed.ratio", "threads per instruction"),
     ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "bank conflicts"),
-    ("Registers Per Thread", "registers"), ("Waves Per SM", "waves per SM"),
+    ("Registers Per Thread", "registers"),
+    ("Waves Per SM", "waves per SM"),
     ("Theoretical Occupancy", "occupancy theor. %"),
     ("sm__warps_active.avg.pct_of_peak_sustained_active", "achieved occupancy %"),
     ("Achieved Occupancy", "achieved occupancy %"),
@@ -265,6 +347,8 @@ def profile_table(launches):
     rows = []
     for run, kernel, grid, block, metrics in launches:
         values = {label: metrics[m] for m, label in names if m in metrics}
-        rows.append([run, f"`{kernel}`", grid.strip("()").split(",")[0], block.strip("()").split(",")[0]]
-                    + [values.get(c, "-") for c in cols])
+        rows.append(
+            [run, f"`{kernel}`", grid.strip("()").split(",")[0], block.strip("()").split(",")[0]]
+            + [values.get(c, "-") for c in cols]
+        )
     return markdown(["run", "kernel", "grid", "block"] + cols, rows, left=2)

@@ -17,7 +17,7 @@ GPUS = {"h200": ("NVIDIA H200", 4800.0), "h100": ("NVIDIA H100 80GB HBM3", 3350.
 # A step executable without a GPU: FAKE=nogpu exits 77, FAKE=fail prints a record that did not pass;
 # otherwise one record per run, its speed from the step's number, its samples drawn with a fixed seed.
 # FAKE_LOG=FILE: each run adds its name and arguments to FILE.
-FAKE_EXE = r'''#!/usr/bin/env python3
+FAKE_EXE = r"""#!/usr/bin/env python3
 import json, os, random, sys
 args = sys.argv[1:]
 mode = os.environ.get("FAKE", "")
@@ -41,15 +41,29 @@ if "--type" in args:
 if name == "read_ceiling":
     rec.update(tool="read_ceiling", step=None, passed=True)
 print(json.dumps(rec))
-'''
+"""
 
 
 def record(step, n, gpu, speed, rng, samples=True):
     ms = [(4 * n / 1e9 / (100 * speed) + 1e-3) * rng.uniform(0.99, 1.01) for _ in range(20)]
     med = sorted(ms)[10]
-    r = {"step": step, "lesson": f"lesson {step}", "device": GPUS[gpu][0], "n": n, "bytes": 4 * n, "median_ms": med,
-         "min_ms": min(ms), "max_ms": max(ms), "gbps": 4 * n / med / 1e6, "pct_peak": 10.0, "peak_gbps": GPUS[gpu][1], "cpu_ms": 5.0,
-         "passed": True, "iters": 20, "cuda_runtime": "13.0"}
+    r = {
+        "step": step,
+        "lesson": f"lesson {step}",
+        "device": GPUS[gpu][0],
+        "n": n,
+        "bytes": 4 * n,
+        "median_ms": med,
+        "min_ms": min(ms),
+        "max_ms": max(ms),
+        "gbps": 4 * n / med / 1e6,
+        "pct_peak": 10.0,
+        "peak_gbps": GPUS[gpu][1],
+        "cpu_ms": 5.0,
+        "passed": True,
+        "iters": 20,
+        "cuda_runtime": "13.0",
+    }
     return dict(r, samples_ms=ms) if samples else r
 
 
@@ -62,13 +76,23 @@ def make_tree(root):
     root = Path(root)
     root.mkdir()
     rng = random.Random(7)
-    meta = lambda gpu: {"device": GPUS[gpu][0], "cuda_runtime": "13.0", "date": "2026-11-27", "commit": "abcdef123456", "n": 1 << 12}  # noqa: E731
+
+    def meta(gpu):
+        return {
+            "device": GPUS[gpu][0],
+            "cuda_runtime": "13.0",
+            "date": "2026-11-27",
+            "commit": "abcdef123456",
+            "n": 1 << 12,
+        }
+
     (root / "steps.txt").write_text("# steps\n" + "".join(f"{s} 2^{n.bit_length() - 1}\n" for s, n in STEPS))
     (root / "beyond.txt").write_text("12_types\n")
     (root / "12_types").mkdir()
     (root / "12_types" / "runs.txt").write_text(
         "for type in float double\nsmoke {type}.n1 | --type {type} --n 1\nmeasure {type} | --type {type} --n 2^12\nend\n"
-        "cli bad | 2 | --type | --type half\nsanitize all | --n 5\n")
+        "cli bad | 2 | --type | --type half\nsanitize all | --n 5\n"
+    )
     for gpu in GPUS:
         prog = root / "results" / gpu / "progression"
         prog.mkdir(parents=True)
@@ -79,21 +103,32 @@ def make_tree(root):
         sweep += [dict(ceiling, step="read_ceiling", n=n, passed=True) for n in (1 << 10, 1 << 11, 1 << 12)]
         (prog / "sweep.json").write_text(json.dumps({"meta": meta(gpu), "records": sweep}))
         (prog / "profile.csv").write_text(
-            '"step","ID","Kernel Name","Block Size","Grid Size","Metric Name","Metric Unit","Metric Value"\n' + "".join(
+            '"step","ID","Kernel Name","Block Size","Grid Size","Metric Name","Metric Unit","Metric Value"\n'
+            + "".join(
                 f'"{s}","0","k_{s}(float*)","(256, 1, 1)","(64, 1, 1)","dram__throughput.avg.pct_of_peak_sustained_elapsed","%","{k}"\n'
-                for k, (s, _) in enumerate(STEPS)))
+                for k, (s, _) in enumerate(STEPS)
+            )
+        )
         beyond = root / "results" / gpu / "12_types"
         beyond.mkdir()
         (beyond / "meta.json").write_text(json.dumps(dict(meta(gpu), runs=["float", "double"])))
         for t in ("float", "double"):
-            (beyond / f"{t}.json").write_text(json.dumps(dict(record("12_types", 1 << 12, gpu, 3, rng), type=t, result_bits="0x1")) + "\n")
+            (beyond / f"{t}.json").write_text(
+                json.dumps(dict(record("12_types", 1 << 12, gpu, 3, rng), type=t, result_bits="0x1")) + "\n"
+            )
     for s, _ in STEPS:
         (root / s).mkdir()
         (root / s / "kernel.cu").write_text(f"// {s}\n__global__ void reduce_{s[3:]}() {{}}\n")
         blocks = ["measured", "profile", "footer"] + (["gain"] if s != STEPS[0][0] else [])
-        (root / s / "README.md").write_text(f"# {s}\n\n" + "".join(f"<!-- {b}:begin -->\n<!-- {b}:end -->\n\n" for b in blocks))
-    (root / "12_types" / "README.md").write_text(LAYOUT + "".join(f"<!-- {b}:begin -->\n<!-- {b}:end -->\n" for b in ("12_types", "12_types:bits", "footer")))
-    (root / "README.md").write_text("# suite\n\n<!-- results:begin -->\n<!-- results:end -->\n\ntext\n\n<!-- footer:begin -->\nold\n<!-- footer:end -->\n")
+        (root / s / "README.md").write_text(
+            f"# {s}\n\n" + "".join(f"<!-- {b}:begin -->\n<!-- {b}:end -->\n\n" for b in blocks)
+        )
+    (root / "12_types" / "README.md").write_text(
+        LAYOUT + "".join(f"<!-- {b}:begin -->\n<!-- {b}:end -->\n" for b in ("12_types", "12_types:bits", "footer"))
+    )
+    (root / "README.md").write_text(
+        "# suite\n\n<!-- results:begin -->\n<!-- results:end -->\n\ntext\n\n<!-- footer:begin -->\nold\n<!-- footer:end -->\n"
+    )
     bindir = root / "build" / "bin"
     bindir.mkdir(parents=True)
     (root / "build" / "CMakeCache.txt").write_text("")
@@ -119,9 +154,17 @@ class TreeCase(unittest.TestCase):
 
     def suite(self, *args, env=None, stdout=subprocess.PIPE):
         """scripts/suite on the tree: (exit code, stdout, stderr)."""
-        e = dict(os.environ, REDUCE_ROOT=str(self.root), TMPDIR=str(self.tmp), REDUCE_COMMIT="abcdef123456", **(env or {}))
-        p = subprocess.run([sys.executable, str(SUITE), *map(str, args)], stdout=stdout, stderr=subprocess.PIPE,
-                           text=True, env=e, timeout=120)
+        e = dict(
+            os.environ, REDUCE_ROOT=str(self.root), TMPDIR=str(self.tmp), REDUCE_COMMIT="abcdef123456", **(env or {})
+        )
+        p = subprocess.run(
+            [sys.executable, str(SUITE), *map(str, args)],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=e,
+            timeout=120,
+        )
         return p.returncode, p.stdout or "", p.stderr
 
     def assertOneLine(self, code, result):

@@ -31,13 +31,57 @@ LONG = CASES >= 1000
 SEED = int(os.environ.get("REDUCE_FUZZ_SEED") or (random.randrange(1 << 32) if LONG else 1))
 
 # Bad for every text option (counts, integers, ranges, steps, names): none of them is a valid value anywhere.
-TEXT = ["", " ", "\t", "x\ny", "\x1b[31mred\x1b[0m", "\x1b]0;title\x07", "a\rb", "\x07\x08\x7f", "9" * 5000,
-        "-1", "-9-9", "1.5", "1e3", "nan", "inf", "0x10", "\u0661\u0662", "\uff11\uff10", "a" * 10000, "-", "%s%n{0}",
-        "x\udcffy", "2^99", "99:1", "10:30:1", "1,,2", "\u202e01", "ls;", "$(id)"]
+TEXT = [
+    "",
+    " ",
+    "\t",
+    "x\ny",
+    "\x1b[31mred\x1b[0m",
+    "\x1b]0;title\x07",
+    "a\rb",
+    "\x07\x08\x7f",
+    "9" * 5000,
+    "-1",
+    "-9-9",
+    "1.5",
+    "1e3",
+    "nan",
+    "inf",
+    "0x10",
+    "\u0661\u0662",
+    "\uff11\uff10",
+    "a" * 10000,
+    "-",
+    "%s%n{0}",
+    "x\udcffy",
+    "2^99",
+    "99:1",
+    "10:30:1",
+    "1,,2",
+    "\u202e01",
+    "ls;",
+    "$(id)",
+]
 REGEX = ["(", "[", "*", "a**", "\\", "(?<", "a{99999999999}", "(?P<x>", "x\\"]  # --allow: not a regular expression
 # Paths (names of what Env.paths makes, or fixed ones): never a folder to write into, never a record to read.
-PATHS = ["fifo", "dangling", "loop", "to_fifo", "to_zero", "file", "file/child", "long", "missing/x\ny", "/dev/full",
-         "/dev/null", "/dev/zero", "/proc/self/mem", "/proc/self/status", "/proc/1/cwd/nope", ""]
+PATHS = [
+    "fifo",
+    "dangling",
+    "loop",
+    "to_fifo",
+    "to_zero",
+    "file",
+    "file/child",
+    "long",
+    "missing/x\ny",
+    "/dev/full",
+    "/dev/null",
+    "/dev/zero",
+    "/proc/self/mem",
+    "/proc/self/status",
+    "/proc/1/cwd/nope",
+    "",
+]
 UNKNOWN = ["--bogus", "-x", "---", "--=", "--n-", "-nn", "--N", "--\x1b[2J", "--" + "z" * 3000]
 
 # The subcommands: their base command (valid, writing nothing), and what each option or positional
@@ -46,30 +90,76 @@ UNKNOWN = ["--bogus", "-x", "---", "--=", "--n-", "-nn", "--N", "--\x1b[2J", "--
 # without a build: PATHS give 2), flag. ("ref", name) is a path of the worker's Env.
 B, R, OUT, EMPTY = ("ref", "build"), ("ref", "results"), ("ref", "out"), ("ref", "empty")
 COMMANDS = {
-    "run": (["run", "--no-build", "--build-dir", B, "--n", "1K"],
-            {"--n": "text", "--steps": "text", "--out": "out", "--build-dir": "build", "--no-build": "flag"}),
-    "lecture": (["lecture", "--no-build", "--build-dir", B, "--iters", "5"],
-                {"--iters": "text", "--build-dir": "build", "--no-build": "flag"}),
-    "sweep": (["sweep", "--no-build", "--build-dir", B, "--range", "10:11"],
-              {"--range": "text", "--out": "out", "--build-dir": "build", "--add": "flag", "--no-build": "flag"}),
-    "measure": (["measure", "12", "--build-dir", B, "--iters", "5"],
-                {1: "text", "--n": "text", "--iters": "text", "--only": "text", "--out": "out", "--build-dir": "in"}),
-    "ab": (["ab", "01", "--no-build", "--build-dir", B, "--rounds", "1", "--iters", "5"],
-           {1: "text", "--against": "text", "--n": "text", "--range": "text", "--rounds": "text", "--iters": "text",
-            "--build-dir": "build", "--aa": "flag", "--no-build": "flag"}),
-    "compare": (["compare", R + ("h200",), R + ("h200",)], {1: "in", 2: "in", "--json": "flag", "--across-gpus": "flag"}),
+    "run": (
+        ["run", "--no-build", "--build-dir", B, "--n", "1K"],
+        {"--n": "text", "--steps": "text", "--out": "out", "--build-dir": "build", "--no-build": "flag"},
+    ),
+    "lecture": (
+        ["lecture", "--no-build", "--build-dir", B, "--iters", "5"],
+        {"--iters": "text", "--build-dir": "build", "--no-build": "flag"},
+    ),
+    "sweep": (
+        ["sweep", "--no-build", "--build-dir", B, "--range", "10:11"],
+        {"--range": "text", "--out": "out", "--build-dir": "build", "--add": "flag", "--no-build": "flag"},
+    ),
+    "measure": (
+        ["measure", "12", "--build-dir", B, "--iters", "5"],
+        {1: "text", "--n": "text", "--iters": "text", "--only": "text", "--out": "out", "--build-dir": "in"},
+    ),
+    "ab": (
+        ["ab", "01", "--no-build", "--build-dir", B, "--rounds", "1", "--iters", "5"],
+        {
+            1: "text",
+            "--against": "text",
+            "--n": "text",
+            "--range": "text",
+            "--rounds": "text",
+            "--iters": "text",
+            "--build-dir": "build",
+            "--aa": "flag",
+            "--no-build": "flag",
+        },
+    ),
+    "compare": (
+        ["compare", R + ("h200",), R + ("h200",)],
+        {1: "in", 2: "in", "--json": "flag", "--across-gpus": "flag"},
+    ),
     "profile": (["profile", "--build-dir", B], {"--n": "text", "--out": "out", "--build-dir": "in"}),
     "readme": (["readme", "--dry-run"], {"--check": "flag", "--dry-run": "flag"}),
     "figures": (["figures", "--only", "nope"], {"--only": "text"}),
-    "lesson": (["lesson", "00", "01"], {1: "text", 2: "text", "--no-comments": "flag", "--stat": "flag", "--check": "flag",
-                                        "--any": "flag", "--pairs": "flag"}),
+    "lesson": (
+        ["lesson", "00", "01"],
+        {
+            1: "text",
+            2: "text",
+            "--no-comments": "flag",
+            "--stat": "flag",
+            "--check": "flag",
+            "--any": "flag",
+            "--pairs": "flag",
+        },
+    ),
     "skips": (["skips", B], {1: "in", "--allow": "regex"}),
-    "gpu": (["gpu", OUT, "--build-dir", EMPTY, "--parts", "table"],
-            {1: "out", "--build-dir": "out", "--parts": "text", "--sanitizer-jobs": "text"}),
+    "gpu": (
+        ["gpu", OUT, "--build-dir", EMPTY, "--parts", "table"],
+        {1: "out", "--build-dir": "out", "--parts": "text", "--sanitizer-jobs": "text"},
+    ),
     "runs": (["runs", "12"], {1: "text", "--cmake": "flag"}),
 }
-VALID = {"--n": "1K", "--steps": "01", "--iters": "5", "--range": "10:11", "--rounds": "1", "--against": "00",
-         "--only": "float", "--parts": "table", "--sanitizer-jobs": "2", "--allow": "x", "--build-dir": B, "--out": OUT}
+VALID = {
+    "--n": "1K",
+    "--steps": "01",
+    "--iters": "5",
+    "--range": "10:11",
+    "--rounds": "1",
+    "--against": "00",
+    "--only": "float",
+    "--parts": "table",
+    "--sanitizer-jobs": "2",
+    "--allow": "x",
+    "--build-dir": B,
+    "--out": OUT,
+}
 
 
 class Env:
@@ -89,8 +179,13 @@ class Env:
         os.symlink("/dev/zero", p / "to_zero")
         for name in ("cwd", "tmp", "empty"):
             (self.top / name).mkdir()
-        self.refs = {"build": self.tree / "build", "results": self.tree / "results", "out": self.top / "scratch" / "out",
-                     "empty": self.top / "empty", "paths": p}
+        self.refs = {
+            "build": self.tree / "build",
+            "results": self.tree / "results",
+            "out": self.top / "scratch" / "out",
+            "empty": self.top / "empty",
+            "paths": p,
+        }
 
     def resolve(self, token):
         if isinstance(token, tuple):
@@ -109,21 +204,39 @@ class Env:
             for folder, dirs, files in os.walk(self.top / top):
                 for name in dirs + files:
                     s = os.lstat(os.path.join(folder, name))
-                    out.append((os.path.join(folder, name), s.st_mode, s.st_size if not stat.S_ISDIR(s.st_mode) else 0,
-                                s.st_mtime_ns))
+                    out.append(
+                        (
+                            os.path.join(folder, name),
+                            s.st_mode,
+                            s.st_size if not stat.S_ISDIR(s.st_mode) else 0,
+                            s.st_mtime_ns,
+                        )
+                    )
         return sorted(out)
 
     def run(self, argv, stdout):
         """(exit code, stdout, stderr) of argv run in cwd; stdout "pipe", "full" (/dev/full) or "closed"."""
-        env = dict(os.environ, REDUCE_ROOT=str(self.tree), TMPDIR=str(self.top / "tmp"), REDUCE_COMMIT="abcdef123456",
-                   PYTHONDONTWRITEBYTECODE="1")
+        env = dict(
+            os.environ,
+            REDUCE_ROOT=str(self.tree),
+            TMPDIR=str(self.top / "tmp"),
+            REDUCE_COMMIT="abcdef123456",
+            PYTHONDONTWRITEBYTECODE="1",
+        )
         env.pop("CMAKE_BUILD_PARALLEL_LEVEL", None)
         if stdout == "closed":
             argv = ["sh", "-c", 'exec "$@" >&-', "sh", *argv]
         out = open("/dev/full", "w") if stdout == "full" else subprocess.PIPE if stdout == "pipe" else None
         try:
-            p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE, cwd=self.top / "cwd",
-                               env=env, timeout=60)
+            p = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.PIPE,
+                cwd=self.top / "cwd",
+                env=env,
+                timeout=60,
+            )
             return p.returncode, (p.stdout or b"").decode(errors="replace"), p.stderr.decode(errors="replace")
         except subprocess.TimeoutExpired:
             return None, "", "(no exit within 60 s)"
@@ -149,7 +262,11 @@ def check(env, case, tool):
     errors = [x for x in lines if x.startswith(prog + ": ")]
     if rc != 0 and (len(lines) != 1 if expect == {2} else len(errors) != 1 or lines[-1] != errors[0]):
         why.append(f"{len(lines)} lines on stderr")  # progress lines may come before a lost stdout's one line
-    if "Traceback" in err or re.search(r"^\S+: \w*(Error|Exception|Interrupt)\b", err, re.M) or "terminate called" in err:
+    if (
+        "Traceback" in err
+        or re.search(r"^\S+: \w*(Error|Exception|Interrupt)\b", err, re.M)
+        or "terminate called" in err
+    ):
         why.append("a traceback or an internal exception")
     if re.search(r"[\x00-\x08\x0b-\x1f\x7f]", err):
         why.append("a control character on stderr")
@@ -158,8 +275,10 @@ def check(env, case, tool):
     if env.snapshot() != before:
         why.append("files changed")
     if why:
-        return [f"{label}: {'; '.join(why)}\n    argv: {[str(a)[:80] for a in real]!r} stdout {stdout}\n"
-                f"    stderr: {err[:300]!r}"]
+        return [
+            f"{label}: {'; '.join(why)}\n    argv: {[str(a)[:80] for a in real]!r} stdout {stdout}\n"
+            f"    stderr: {err[:300]!r}"
+        ]
     return []
 
 
@@ -172,12 +291,18 @@ def run_cases(test, cases, tool, what):
 
         def worker(k):
             return [f for case in cases[k::workers] for f in check(envs[k], case, tool)]
+
         with ThreadPoolExecutor(workers) as pool:
             failures = [f for fs in pool.map(worker, range(workers)) for f in fs]
-    print(f"\nfuzz {what}: {len(cases)} cases, seed {SEED}, {len(failures)} failed, {time.time() - start:.0f} s "
-          f"(REDUCE_FUZZ_SEED={SEED} replays)", file=sys.stderr)
+    print(
+        f"\nfuzz {what}: {len(cases)} cases, seed {SEED}, {len(failures)} failed, {time.time() - start:.0f} s "
+        f"(REDUCE_FUZZ_SEED={SEED} replays)",
+        file=sys.stderr,
+    )
     if failures:
-        test.fail(f"{len(failures)} of {len(cases)} cases failed (REDUCE_FUZZ_SEED={SEED}):\n" + "\n".join(failures[:50]))
+        test.fail(
+            f"{len(failures)} of {len(cases)} cases failed (REDUCE_FUZZ_SEED={SEED}):\n" + "\n".join(failures[:50])
+        )
 
 
 def mutate(rng, command, base, kinds):
@@ -186,8 +311,13 @@ def mutate(rng, command, base, kinds):
     options = [k for k in kinds if isinstance(k, str)]
     with_value = [k for k in options if kinds[k] != "flag"]
     slots = [k for k in kinds if kinds[k] != "flag"]
-    m = rng.choice(["value"] * 3 * bool(slots) + ["unknown", "twice", "stray", "dashdash"] + ["missing", "empty"] * bool(with_value)
-                   + ["abbrev"] * any(len(o) > 5 for o in options) + ["flag_value"] * (len(with_value) < len(options)))
+    m = rng.choice(
+        ["value"] * 3 * bool(slots)
+        + ["unknown", "twice", "stray", "dashdash"]
+        + ["missing", "empty"] * bool(with_value)
+        + ["abbrev"] * any(len(o) > 5 for o in options)
+        + ["flag_value"] * (len(with_value) < len(options))
+    )
     if m == "value":
         slot = rng.choice(slots)
         kind = kinds[slot]
@@ -214,7 +344,7 @@ def mutate(rng, command, base, kinds):
         argv.append(value)
     elif m == "abbrev":
         value = rng.choice([o for o in options if len(o) > 5])
-        argv.append(value[:rng.randrange(4, len(value) - 1)])
+        argv.append(value[: rng.randrange(4, len(value) - 1)])
     elif m == "empty":
         value = rng.choice(with_value)
         argv.append(value + "=")
@@ -232,8 +362,12 @@ def mutate(rng, command, base, kinds):
 
 def suite_cases(rng, count, calibrated):
     """The suite's cases: each subcommand's base with a lost stdout, and bad inputs drawn from rng."""
-    cases = [(["--help"], {1}, "full", "--help > /dev/full"), (["--version"], {1}, "full", "--version > /dev/full"),
-             ([], {2}, "pipe", "no command"), (["--version"], {1}, "closed", "--version >&-")]
+    cases = [
+        (["--help"], {1}, "full", "--help > /dev/full"),
+        (["--version"], {1}, "full", "--version > /dev/full"),
+        ([], {2}, "pipe", "no command"),
+        (["--version"], {1}, "closed", "--version >&-"),
+    ]
     for command, (base, _) in COMMANDS.items():
         rc, printed = calibrated[command]
         for stdout in ("full", "closed"):
@@ -267,8 +401,11 @@ def executables():
         if "usage:" not in text or "Google Test" in text:
             continue
         blocks = re.split(r"^(?=  --)", text, flags=re.M)[1:]  # each option's lines of the help
-        options = {m.group(1): (m.group(2), set(re.findall(r"[\w-]+", b))) for b in blocks
-                   for m in [re.match(r"  (--[a-z][a-z0-9-]*)(?: ([A-Za-z]\S*))?", b)]}
+        options = {
+            m.group(1): (m.group(2), set(re.findall(r"[\w-]+", b)))
+            for b in blocks
+            for m in [re.match(r"  (--[a-z][a-z0-9-]*)(?: ([A-Za-z]\S*))?", b)]
+        }
         found.append((exe, options))
     return found
 
@@ -279,15 +416,22 @@ def exe_cases(rng, count, exes):
         exe, options = exes[len(cases) % len(exes)] if len(cases) < 4 * len(exes) else rng.choice(exes)
         names = sorted(options)
         valued = [o for o in names if options[o][0]]
-        argv, m = [str(exe)], rng.choice(["value", "value", "value", "unknown", "twice", "missing", "abbrev", "empty",
-                                          "flag_value", "stray"])
+        argv, m = (
+            [str(exe)],
+            rng.choice(
+                ["value", "value", "value", "unknown", "twice", "missing", "abbrev", "empty", "flag_value", "stray"]
+            ),
+        )
         expect = {2}
         if m == "value":
             o = rng.choice(valued)
             files = options[o][0] == "FILE"
             writes = "write" in o  # a regular file, /dev/null or /dev/zero is a valid place to write
-            value = rng.choice([p for p in PATHS if not (writes and p in ("file", "/dev/null", "/dev/zero", "to_zero"))]
-                               if files else TEXT)
+            value = rng.choice(
+                [p for p in PATHS if not (writes and p in ("file", "/dev/null", "/dev/zero", "to_zero"))]
+                if files
+                else TEXT
+            )
             if value in options[o][1]:  # a value the help names (12's --pattern takes nan and inf)
                 continue
             argv += [o, ("ref", "p", value) if files else value]
@@ -303,7 +447,7 @@ def exe_cases(rng, count, exes):
             argv.append(value)
         elif m == "abbrev":
             value = rng.choice([o for o in names if len(o) > 5])
-            argv.append(value[:rng.randrange(4, len(value) - 1)])
+            argv.append(value[: rng.randrange(4, len(value) - 1)])
         elif m == "empty":
             value = rng.choice(valued)
             argv.append(value + "=")

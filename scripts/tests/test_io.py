@@ -48,8 +48,13 @@ class Reads(Folder):
         with open(big, "wb") as f:
             f.truncate(common.MAX_READ + 1)  # sparse: nothing is read before it is refused
         small.write_bytes(b"12345678901")
-        for path, why in ((fifo, "is a FIFO"), (zero, "is a character device"), (self.d, "is a folder"),
-                          (big, "larger than 64 MiB"), (self.d / "nothing", "No such file")):
+        for path, why in (
+            (fifo, "is a FIFO"),
+            (zero, "is a character device"),
+            (self.d, "is a folder"),
+            (big, "larger than 64 MiB"),
+            (self.d / "nothing", "No such file"),
+        ):
             with self.subTest(path=path.name), self.assertRaises(Failure) as e:
                 common.read_bytes(path)
             self.assertIn(why, str(e.exception))
@@ -61,8 +66,18 @@ class Reads(Folder):
         self.assertEqual(common.read_text(self.d / "crlf"), "a\r\nb")  # the line endings as they are
 
     def test_damaged_json_names_the_file(self):
-        cases = ['{"records": null}', '{"records": [1]}', '{"meta": {}, "meta": {}, "records": []}', "[" + "9" * 5000 + "]",
-                 "[1." + "0" * 5000 + "]", "[" * 100000 + "]" * 100000, '{"x": NaN}', '{"x": -Infinity}', "{", "\xff"]
+        cases = [
+            '{"records": null}',
+            '{"records": [1]}',
+            '{"meta": {}, "meta": {}, "records": []}',
+            "[" + "9" * 5000 + "]",
+            "[1." + "0" * 5000 + "]",
+            "[" * 100000 + "]" * 100000,
+            '{"x": NaN}',
+            '{"x": -Infinity}',
+            "{",
+            "\xff",
+        ]
         for text in cases:
             with self.subTest(text=text[:20]), self.assertRaises(Failure) as e:
                 f = self.d / "bad\nname.json"
@@ -102,8 +117,16 @@ class Writes(Folder):
         (self.d / "folder").mkdir()
         (self.d / "file").write_text("a file where a folder should be")
         before = self.listing()
-        for bad in (real_fifo, fifo, self.d / "loop", self.d / "dangling", self.d / "folder", Path(os.devnull),
-                    self.d / "file" / "x", Path("/proc/version")):
+        for bad in (
+            real_fifo,
+            fifo,
+            self.d / "loop",
+            self.d / "dangling",
+            self.d / "folder",
+            Path(os.devnull),
+            self.d / "file" / "x",
+            Path("/proc/version"),
+        ):
             with self.subTest(bad=bad.name), self.assertRaises(Failure):
                 common.write_files({self.d / "new" / "a.txt": "a", bad: "x"})
             self.assertEqual(self.listing(), before)
@@ -123,6 +146,7 @@ class Writes(Folder):
             if len(calls) == 2:
                 raise KeyboardInterrupt
             return real(fd)
+
         with mock.patch.object(common.os, "fsync", second_is_interrupted), self.assertRaises(KeyboardInterrupt):
             common.write_files(files)
         self.assertEqual(self.listing(), ["a.txt"])
@@ -138,6 +162,7 @@ class Writes(Folder):
             if len(calls) == 3:
                 raise KeyboardInterrupt
             return real(src, dst)
+
         with mock.patch.object(common.os, "replace", third_is_interrupted), self.assertRaises(KeyboardInterrupt):
             common.write_files(files)
         self.assertEqual(self.listing(), ["a.txt", "c.txt"])
@@ -153,6 +178,7 @@ class Writes(Folder):
                     def terminate(*a, real=real):
                         os.kill(os.getpid(), signal.SIGTERM)
                         return real(*a)
+
                     with mock.patch.object(common.os, name, terminate), self.assertRaises(Interrupted):
                         common.write_files(files)
                     if when == "writing":
@@ -219,7 +245,9 @@ class Outputs(TreeCase):
                 log.unlink()
         (out / "h200" / "12_types").mkdir()
         os.mkfifo(out / "h200" / "12_types" / "double.json")
-        rc, _, err = self.suite("measure", "12", "--build-dir", self.root / "build", "--out", out, env={"FAKE_LOG": str(log)})
+        rc, _, err = self.suite(
+            "measure", "12", "--build-dir", self.root / "build", "--out", out, env={"FAKE_LOG": str(log)}
+        )
         self.assertEqual(rc, 1, err)
         self.assertIn("double.json", err.splitlines()[-1])
         self.assertEqual(len(self.runs(log)), 1)  # the first run only
@@ -242,9 +270,16 @@ class Records(TreeCase):
         d = self.tmp.parent / "records"
         d.mkdir()
         good = self.root / "results" / "h200" / "progression" / "table.json"
-        bad = {"fifo.json": None, "zero.json": "/dev/zero", "big.json": common.MAX_READ + 1, "null.json": '{"records": null}',
-               "twice.json": '{"records": [], "records": []}', "digits.json": "[" + "9" * 5000 + "]",
-               "deep.json": "[" * 50000 + "]" * 50000, "steps.json": '{"records": [{"step": 1, "n": 1, "median_ms": 1}]}'}
+        bad = {
+            "fifo.json": None,
+            "zero.json": "/dev/zero",
+            "big.json": common.MAX_READ + 1,
+            "null.json": '{"records": null}',
+            "twice.json": '{"records": [], "records": []}',
+            "digits.json": "[" + "9" * 5000 + "]",
+            "deep.json": "[" * 50000 + "]" * 50000,
+            "steps.json": '{"records": [{"step": 1, "n": 1, "median_ms": 1}]}',
+        }
         for name, what in bad.items():
             with self.subTest(name=name):
                 (d / name[:-5]).mkdir()
@@ -269,6 +304,7 @@ class Records(TreeCase):
         def point(n, k, scale):
             ms = [scale * rng.uniform(1, 1.02) for _ in range(k)]
             return {"step": "10_x", "n": n, "median_ms": sorted(ms)[k // 2], "samples_ms": ms, "device": "G"}
+
         for name, scale in (("old.json", 1.0), ("new.json", 1.01)):
             records = [point(n, 50, scale) for n in range(2000)] + [point(1 << 30, 100000, scale)]
             (self.tmp.parent / name).write_text(json.dumps({"meta": {}, "records": records}))
@@ -292,7 +328,9 @@ class Readmes(TreeCase):
         for name in ("01_tree/README.md", "README.md"):
             with self.subTest(crlf=name):
                 md = self.root / name
-                md.write_bytes(text.replace(b"\n", b"\r\n") if name.startswith("01") else md.read_bytes().replace(b"\n", b"\r\n"))
+                md.write_bytes(
+                    text.replace(b"\n", b"\r\n") if name.startswith("01") else md.read_bytes().replace(b"\n", b"\r\n")
+                )
                 rc, out, err = self.suite("readme", "--check")
                 self.assertEqual(rc, 1, err)
                 self.assertIn(f"{name}: CRLF line endings", out)
@@ -302,7 +340,12 @@ class Readmes(TreeCase):
 
     def test_a_damaged_record_is_one_line_naming_it(self):
         table = self.root / "results" / "h200" / "progression" / "table.json"
-        for text in ('{"records": null}', '{"meta": {}, "records": [{"step": "01_tree"}]}', "[" * 50000, '{"a": 1, "a": 1}'):
+        for text in (
+            '{"records": null}',
+            '{"meta": {}, "records": [{"step": "01_tree"}]}',
+            "[" * 50000,
+            '{"a": 1, "a": 1}',
+        ):
             with self.subTest(text=text[:20]):
                 table.write_text(text)
                 rc, _, err = self.suite("readme", "--check")

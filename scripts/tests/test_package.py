@@ -20,11 +20,18 @@ REPO = SUITE.parent.parent
 class Package(unittest.TestCase):
     def test_module_runs_as_the_script(self):
         env = dict(os.environ, PYTHONPATH=str(SUITE.parent))
-        got = [subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
-               for cmd in ([sys.executable, "-m", "reduce_tools", "runs", "12"], [sys.executable, str(SUITE), "runs", "12"])]
+        got = [
+            subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+            for cmd in (
+                [sys.executable, "-m", "reduce_tools", "runs", "12"],
+                [sys.executable, str(SUITE), "runs", "12"],
+            )
+        ]
         self.assertEqual(got[0].returncode, 0, got[0].stderr)
         self.assertEqual(got[0].stdout, got[1].stdout)
-        self.assertEqual(subprocess.run([sys.executable, "-m", "reduce_tools", "bogus"], env=env, capture_output=True).returncode, 2)
+        self.assertEqual(
+            subprocess.run([sys.executable, "-m", "reduce_tools", "bogus"], env=env, capture_output=True).returncode, 2
+        )
 
     def test_version_and_commit(self):
         cmake = (REPO / "CMakeLists.txt").read_text()
@@ -35,8 +42,9 @@ class Package(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:  # outside git: the commit is unknown
             shutil.copytree(SUITE.parent, Path(d) / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
             shutil.copy(REPO / "CMakeLists.txt", d)
-            out = subprocess.run([sys.executable, "-B", str(Path(d) / "scripts" / "suite"), "--version"],
-                                 capture_output=True, text=True)
+            out = subprocess.run(
+                [sys.executable, "-B", str(Path(d) / "scripts" / "suite"), "--version"], capture_output=True, text=True
+            )
             self.assertEqual(out.stdout, f"suite {__version__} (commit unknown)\n", out.stderr)
 
     def test_every_option_has_help(self):
@@ -46,6 +54,7 @@ class Package(unittest.TestCase):
                 if isinstance(a, argparse._SubParsersAction):
                     for name, sub in a.choices.items():
                         yield from actions(sub, name)
+
         for where, a in actions(cli.parser(), "suite"):
             with self.subTest(command=where, option=a.option_strings or a.dest):
                 self.assertTrue(a.help and a.help != argparse.SUPPRESS)
@@ -69,7 +78,7 @@ class AcrossGpus(TreeCase):
 
 # cmake as the tests see it: logs its arguments; configure writes a cache, a build copies the fake
 # executables of the targets named (the tree's build/bin) into BUILD/bin.
-FAKE_CMAKE = r'''#!/bin/sh
+FAKE_CMAKE = r"""#!/bin/sh
 echo "$*" >> "$CMAKE_LOG"
 if [ "$1" = "--build" ]; then
   mkdir -p "$2/bin"
@@ -79,7 +88,7 @@ else
   mkdir -p "$2" && : > "$2/CMakeCache.txt"
 fi
 exit 0
-'''
+"""
 
 
 class Builds(TreeCase):
@@ -88,14 +97,21 @@ class Builds(TreeCase):
         its exit code, stderr and cmake's calls."""
         tools = self.tmp.parent / "tools"
         tools.mkdir(exist_ok=True)
-        for name, text in (("cmake", FAKE_CMAKE), ("nvidia-smi", "#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: x)'\n"),
-                           ("compute-sanitizer", "#!/bin/sh\nexit 0\n")):
+        for name, text in (
+            ("cmake", FAKE_CMAKE),
+            ("nvidia-smi", "#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: x)'\n"),
+            ("compute-sanitizer", "#!/bin/sh\nexit 0\n"),
+        ):
             (tools / name).write_text(text)
             (tools / name).chmod(0o755)
         log = self.tmp.parent / "cmake.log"
         log.unlink(missing_ok=True)
-        env = {"PATH": f"{tools}:{os.environ['PATH']}", "CMAKE_LOG": str(log), "FAKE_BIN": str(self.root / "build" / "bin"),
-               **(env or {})}
+        env = {
+            "PATH": f"{tools}:{os.environ['PATH']}",
+            "CMAKE_LOG": str(log),
+            "FAKE_BIN": str(self.root / "build" / "bin"),
+            **(env or {}),
+        }
         rc, out, err = self.suite(*args, env=env)
         return rc, err, log.read_text().splitlines() if log.exists() else []
 

@@ -25,18 +25,33 @@ class RunLists(unittest.TestCase):
         self.assertEqual(p.runs[3].args, ["--type", "int", "--op", "max"])
 
     def test_every_kind_and_setting(self):
-        p = runlist.RunList("12_types_ops", "smoke s | mpi 2 | --n 1\n"
-                            "cli c | 2 | given twice | --n 1 --n 2\nsanitize memcheck,racecheck | --n 3\nmeasure m | --n 2^28\n"
-                            "profile p | regex:a|b | --n 4  # comment\n", layout="title: t\n  continued\ncolumns: a, b\nceiling: no\ntable bits: n, x\n")
-        self.assertEqual((p.title, p.columns, p.ceiling, p.tables), ("t continued", ["a", "b"], False, {"bits": ["n", "x"]}))
+        p = runlist.RunList(
+            "12_types_ops",
+            "smoke s | mpi 2 | --n 1\n"
+            "cli c | 2 | given twice | --n 1 --n 2\nsanitize memcheck,racecheck | --n 3\nmeasure m | --n 2^28\n"
+            "profile p | regex:a|b | --n 4  # comment\n",
+            layout="title: t\n  continued\ncolumns: a, b\nceiling: no\ntable bits: n, x\n",
+        )
+        self.assertEqual(
+            (p.title, p.columns, p.ceiling, p.tables), ("t continued", ["a", "b"], False, {"bits": ["n", "x"]})
+        )
         self.assertEqual([r.kind for r in p.runs], ["smoke", "cli", "sanitize", "measure", "profile"])
         self.assertEqual(p.of("profile")[0].fields, ["regex:a|b"])
         self.assertEqual(p.cmake_lines(), ["smoke|s|mpi 2|--n 1", "cli|c|2|given twice|--n 1 --n 2"])
 
     def test_bad_lists_name_their_line(self):
-        for text in ("end\n", "for x in a b\nsmoke {x} | --n 1\n", "smoke {x} | --n 1\n", "bench a | --n 1\n",
-                     "cli c | two | t | --n 1\n", "smoke a | mpi | --n 1\n", "sanitize leakcheck | --n 1\n",
-                     "title: t\n", "smoke a b | --n 1\n", "measure m\n"):
+        for text in (
+            "end\n",
+            "for x in a b\nsmoke {x} | --n 1\n",
+            "smoke {x} | --n 1\n",
+            "bench a | --n 1\n",
+            "cli c | two | t | --n 1\n",
+            "smoke a | mpi | --n 1\n",
+            "sanitize leakcheck | --n 1\n",
+            "title: t\n",
+            "smoke a b | --n 1\n",
+            "measure m\n",
+        ):
             with self.subTest(text=text), self.assertRaises(Failure) as e:
                 self.plan(text)
             self.assertIn("12_types_ops/runs.txt", str(e.exception))
@@ -54,20 +69,25 @@ class RunLists(unittest.TestCase):
                 self.assertTrue(p.of("smoke") and p.of("cli"), step)
                 self.assertEqual(len({r.name for r in p.of("smoke")}), len(p.of("smoke")), "a smoke name twice")
 
-
     def test_cmake_reads_the_run_lists_as_this_module_does(self):
         """cmake/RunList.cmake registers the CTest runs without Python: the same lines, or CTest would
         run what scripts/suite does not list."""
         if shutil.which("cmake") is None:
             self.skipTest("cmake is not on PATH")
         lists = [(ROOT / s / "runs.txt", ROOT / s) for s in common.read_beyond()]
-        lists += [(ROOT / "tests" / "cli.txt", ROOT / "tests"), (ROOT / "14_reproducible" / "tests" / "bits_cli.txt", ROOT / "14_reproducible")]
+        lists += [
+            (ROOT / "tests" / "cli.txt", ROOT / "tests"),
+            (ROOT / "14_reproducible" / "tests" / "bits_cli.txt", ROOT / "14_reproducible"),
+        ]
         for path, folder in lists:
             if not path.is_file():
                 continue
             with self.subTest(path=path.name, folder=folder.name):
-                p = subprocess.run(["cmake", f"-DFILE={path}", f"-DDIR={folder}", "-P", str(ROOT / "cmake" / "RunList.cmake")],
-                                   capture_output=True, text=True)
+                p = subprocess.run(
+                    ["cmake", f"-DFILE={path}", f"-DDIR={folder}", "-P", str(ROOT / "cmake" / "RunList.cmake")],
+                    capture_output=True,
+                    text=True,
+                )
                 self.assertEqual(p.returncode, 0, p.stderr)
                 plan = runlist.RunList(folder.name, path=path)
                 self.assertEqual(p.stdout.splitlines(), plan.cmake_lines())
@@ -120,6 +140,7 @@ class Writes(unittest.TestCase):
             if Path(dst) == b:
                 raise OSError(28, "No space left on device")
             return real(src, dst)
+
         with mock.patch.object(common.os, "replace", second_fails), self.assertRaises(Failure) as e:
             common.write_files({a: "new a", b: "new b"})
         self.assertIn("b.txt", str(e.exception))
@@ -185,51 +206,83 @@ class Markers(unittest.TestCase):
         self.assertEqual([n for n, _, _ in readme.blocks(text, "f")], ["x", "y:z"])
 
     def test_marker_errors(self):
-        for text in ("<!--x:begin-->\n<!--x:end-->", "<!-- x:begin  -->\n<!-- x:end -->", "<!-- x:begin -->",
-                     "<!-- x:end -->", "<!-- x:begin -->\n<!-- y:begin -->\n<!-- y:end -->\n<!-- x:end -->",
-                     "<!-- x:begin --><!-- x:end --><!-- x:begin --><!-- x:end -->", "<!-- x:begin -->\n<!-- y:end -->"):
+        for text in (
+            "<!--x:begin-->\n<!--x:end-->",
+            "<!-- x:begin  -->\n<!-- x:end -->",
+            "<!-- x:begin -->",
+            "<!-- x:end -->",
+            "<!-- x:begin -->\n<!-- y:begin -->\n<!-- y:end -->\n<!-- x:end -->",
+            "<!-- x:begin --><!-- x:end --><!-- x:begin --><!-- x:end -->",
+            "<!-- x:begin -->\n<!-- y:end -->",
+        ):
             with self.subTest(text=text), self.assertRaises(Failure):
                 readme.blocks(text, "f")
 
 
 class Tables(unittest.TestCase):
     def test_speedup_table(self):
-        recs = [{"step": f"0{k}_s", "lesson": "l", "median_ms": 4.0 / (k + 1), "gbps": 1.0 + k, "pct_peak": 1.0,
-                 "passed": True, "cpu_ms": 8.0} for k in range(3)]
+        recs = [
+            {
+                "step": f"0{k}_s",
+                "lesson": "l",
+                "median_ms": 4.0 / (k + 1),
+                "gbps": 1.0 + k,
+                "pct_peak": 1.0,
+                "passed": True,
+                "cpu_ms": 8.0,
+            }
+            for k in range(3)
+        ]
         head, rows = tables.speedup_table(recs, {"gbps": 10.0})
         self.assertEqual(head[-4:], ["vs 1 CPU thread", "vs 01", "vs prev", "check"])
         self.assertEqual(rows[2][-4:], ["6.00x", "1.50x", "1.50x", "PASS"])
 
     def test_profile_csv(self):
-        text = ('"run","ID","Kernel Name","Block Size","Grid Size","Metric Name","Metric Unit","Metric Value"\n'
-                '"a","0","void ns::<unnamed>::k<int>(int*)","(256, 1, 1)","(8, 1, 1)","Duration","us","1.5"\n')
+        text = (
+            '"run","ID","Kernel Name","Block Size","Grid Size","Metric Name","Metric Unit","Metric Value"\n'
+            '"a","0","void ns::<unnamed>::k<int>(int*)","(256, 1, 1)","(8, 1, 1)","Duration","us","1.5"\n'
+        )
         launches = tables.read_profile(text)
         self.assertEqual(launches[0][:2], ("a", "k<int>"))
         self.assertIn("| a | `k<int>` | 8 | 256 | 1.5 us |", tables.profile_table(launches))
         with self.assertRaises(ValueError):
             tables.read_profile("x,y\n1,2\n")
         # ncu's section rows: the header names rule columns that its metric rows leave off
-        text = ('run,ID,Kernel Name,Block Size,Grid Size,Metric Name,Metric Unit,Metric Value,Rule Name,Rule Type\n'
-                'a,0,k(int*),"(32, 1, 1)","(2, 1, 1)",Registers Per Thread,register/thread,62\n')
+        text = (
+            "run,ID,Kernel Name,Block Size,Grid Size,Metric Name,Metric Unit,Metric Value,Rule Name,Rule Type\n"
+            'a,0,k(int*),"(32, 1, 1)","(2, 1, 1)",Registers Per Thread,register/thread,62\n'
+        )
         self.assertIn("| a | `k` | 2 | 32 | 62 |", tables.profile_table(tables.read_profile(text)))
 
     def test_scaling_leaves_out_the_same_bits_modes(self):
         one = {"n": 1 << 28, "gpus": 2, "median_ms": 1.0, "min_ms": 1.0, "max_ms": 1.0, "gbps": 1.0, "passed": True}
-        recs = [dict(one, mode="single_process"), dict(one, mode="exact", gpus=3), dict(one, mode="reproducible_virtual", gpus=4)]
+        recs = [
+            dict(one, mode="single_process"),
+            dict(one, mode="exact", gpus=3),
+            dict(one, mode="reproducible_virtual", gpus=4),
+        ]
         text = tables.scaling_tables([("run", recs)])
         self.assertIn("| one process | 2 |", text)
         self.assertNotIn("| 3 |", text)
         self.assertNotIn("| 4 |", text)
-        rows = tables.field_table(["same_as_single", "ranks"], [("run", [{"same_as_single": True, "ranks": 3, "n": 1}, {"ranks": 2}])])
-        self.assertEqual(rows.count("\n"), 2)  # the header, its rule and one row: the record without the first field is left out
+        rows = tables.field_table(
+            ["same_as_single", "ranks"], [("run", [{"same_as_single": True, "ranks": 3, "n": 1}, {"ranks": 2}])]
+        )
+        self.assertEqual(
+            rows.count("\n"), 2
+        )  # the header, its rule and one row: the record without the first field is left out
 
     def test_footer_names_the_table_and_the_sweep_where_they_differ(self):
         folder = common.ROOT / "results" / "h200" / "progression"
         sweep, table = {"commit": "aaaaaaa1", "date": "d1", "device": "G"}, {"commit": "bbbbbbb2", "date": "d2"}
         line = readme.footer_line(folder, sweep, common.ROOT, also=table)
         self.assertIn("table.json: commit `bbbbbbb`, d2; sweep.json: commit `aaaaaaa`, d1, G", line)
-        self.assertNotIn("table.json", readme.footer_line(folder, sweep, common.ROOT, also=dict(table, commit="aaaaaaa1")))
-        line = readme.footer_line(folder, sweep, common.ROOT, also=table, others=[("variants.txt", {"commit": "aaaaaaa9", "date": "d1"})])
+        self.assertNotIn(
+            "table.json", readme.footer_line(folder, sweep, common.ROOT, also=dict(table, commit="aaaaaaa1"))
+        )
+        line = readme.footer_line(
+            folder, sweep, common.ROOT, also=table, others=[("variants.txt", {"commit": "aaaaaaa9", "date": "d1"})]
+        )
         self.assertIn("sweep.json, variants.txt: commit `aaaaaaa`, d1, G", line)  # files of one commit named together
         line = readme.footer_line(folder, sweep, common.ROOT, others=[("profile/", table)])
         self.assertIn("the records: commit `aaaaaaa`, d1; profile/: commit `bbbbbbb`, d2, G", line)
