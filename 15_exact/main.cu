@@ -56,7 +56,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const auto mine = bed.time<float>(1, [&](float* out, int k) {
     return step15::launch(bed.in.get(), n, out, reduce::view(s15), cfg, bed.stream.get());
   });
-  // The rivals (common/rivals.cuh): step 10, step 14, the toolkit's CUB and CUB's gpu_to_gpu (absent
+  // The rivals (14_reproducible/rivals.cuh): step 10, step 14, the toolkit's CUB and CUB's gpu_to_gpu (absent
   // without a CCCL 3.5).
   const auto rivals = {bed.rival(reduce::rivals::step10(device)), bed.rival(reduce::rivals::step14(device)),
                        bed.rival(reduce::rivals::cub(device)), bed.rival(reduce::rivals::cub_g2g())};

@@ -2,7 +2,7 @@
 #     MAIN <source>              the executable's main(): one reduce::Bench record and run_bench()
 #     [KERNEL <sources>...]      -> <name>_kernel, a static library (kernels and their launchers)
 #     [HOST <sources>...]        -> <name>_host, a CPU-only static library (the CPU tests link it alone)
-#     [LIBS <targets>...]        what the libraries and the executable link besides reduce_common
+#     [LIBS <targets>...]        its own other libraries to link (the steps it uses: beyond.txt)
 #     [GPU_TESTS <sources>...]   one GoogleTest binary; every test skips with the reason without a GPU
 #     [CPU_TESTS <sources>...]   one GoogleTest binary that runs everywhere
 #     [PY_TESTS <files>...]      Python unittest files of the step's scripts (cpu.<name>.<file stem>)
