@@ -190,7 +190,8 @@ function(add_beyond_step name)
       get_filename_component(folder ${dir}/${file} DIRECTORY)
       if(Python3_Interpreter_FOUND)
         # From the test's folder (<step>/tests), importing the step's scripts from the step's folder.
-        add_test(NAME cpu.${name}.${stem} COMMAND ${Python3_EXECUTABLE} -B -m unittest -v ${stem} WORKING_DIRECTORY ${folder})
+        add_test(NAME cpu.${name}.${stem} COMMAND ${Python3_EXECUTABLE} -B -m unittest -v ${stem}
+          WORKING_DIRECTORY ${folder})
         set_tests_properties(cpu.${name}.${stem} PROPERTIES LABELS cpu TIMEOUT 120 ENVIRONMENT PYTHONPATH=${dir})
       endif()
     endforeach()
