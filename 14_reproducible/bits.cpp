@@ -37,6 +37,8 @@ std::vector<BitsCase> bits_cases() {
   return cases;
 }
 
+bool same_bits(float a, float b) { return std::isnan(a) ? std::isnan(b) : std::memcmp(&a, &b, sizeof a) == 0; }
+
 std::string bits_text(float v) {
   if (std::isnan(v)) return "nan";
   std::uint32_t b;

@@ -30,6 +30,9 @@ std::string case_text(const BitsCase& c);
 // "0x3f800000", or "nan" for any NaN (a GPU and a CPU produce different NaN payloads).
 std::string bits_text(float v);
 
+// a and b have the same bits, any NaN matching any NaN (as bits_text writes them).
+bool same_bits(float a, float b);
+
 // One line of the file: "n pattern seed bits value".
 std::string bits_line(const BitsCase& c, float result);
 

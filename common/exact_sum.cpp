@@ -132,4 +132,11 @@ ExactSum exact_sum(const float* x, std::int64_t n) {
   return total;
 }
 
+std::vector<Field> error_fields(const ExactSum& exact, float x, std::vector<Field> fields, const std::string& prefix) {
+  const double abs_error = exact.error_of(x), e = std::fabs(exact.to_double());
+  fields.push_back(number_field(prefix + "abs_error", abs_error));
+  fields.push_back(number_field(prefix + "rel_error", abs_error == 0 ? 0.0 : (e > 0 ? abs_error / e : INFINITY)));
+  return fields;
+}
+
 }  // namespace reduce

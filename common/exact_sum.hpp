@@ -6,6 +6,10 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include "report.hpp"  // Field
 
 namespace reduce {
 
@@ -32,6 +36,11 @@ class ExactSum {
   void normalize();
   double rounded(int bits) const;  // the exact value rounded to `bits` significant bits, as a double
 };
+
+// `fields`, then a result's error against the exact sum as record fields: <prefix>abs_error, |x - exact|,
+// and <prefix>rel_error, that over |exact| (0 when both are 0, inf when only the exact sum is 0).
+std::vector<Field> error_fields(const ExactSum& exact, float x, std::vector<Field> fields = {},
+                                const std::string& prefix = "");
 
 // The exact sum of x[0..n), on all CPU cores (fixed chunks; the result cannot depend on them anyway).
 ExactSum exact_sum(const float* x, std::int64_t n);

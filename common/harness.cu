@@ -271,24 +271,23 @@ int run_step(const Step& step, int argc, char** argv) {
     }
     const DeviceInfo device = open_device(opt.device);
     const LaunchConfig cfg{opt.block, device.ordinal, device.sm_count};
-    const std::size_t scratch_bytes = step.scratch_bytes(opt.n, cfg);
-    Testbed<float> bed(opt, device, scratch_bytes);
+    Testbed<float> bed(opt, device, step.scratch_bytes(opt.n, cfg));
     const Reference ref = reference_sum(bed.host.get(), opt.n);
     Report r = fill_common(bench, opt, device);
     time_cpu_yardsticks(r, bed.host.get(), opt.n, opt.cpu_runs);
 
-    const DeviceBuffer<unsigned char> scratch = bed.scratch(scratch_bytes);
+    const Scratch scratch = view(bed.step_scratch);
     Clock clock(opt.warmup, opt.iters, bed.flusher, bed.stream.get());
     const Slots<float> out(clock.runs(), 1, bed.stream.get());
     for (int k = 0; k < clock.runs(); ++k) {
       clock.start(k);
-      CUDA_CHECK(step.launch(bed.in.get(), opt.n, out.at(k), view(scratch), cfg, bed.stream.get()));
+      CUDA_CHECK(step.launch(bed.in.get(), opt.n, out.at(k), scratch, cfg, bed.stream.get()));
       CUDA_CHECK(cudaGetLastError());
       clock.stop(k);
     }
     Runs<float> runs = out.collect(clock.ms());
     runs.shape = launch_shape(bed.stream.get(), [&](cudaStream_t s) {
-      return step.launch(bed.in.get(), opt.n, out.at(0), view(scratch), cfg, s);
+      return step.launch(bed.in.get(), opt.n, out.at(0), scratch, cfg, s);
     });
     fill_timing(r, runs);
     check_runs(r, [&](int k) { return Verdict(*runs.run(k), ref, opt.n, opt.pattern); });

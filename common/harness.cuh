@@ -160,18 +160,26 @@ struct RivalRuns : Runs<S> {
   std::vector<Field> fields;
 };
 
+class Emitter;
+template <typename T, typename S>
+struct Measurement;
+template <typename S>
+struct Measured;
+
 // The input of one measurement and the means to time launchers on it: n elements of opt.pattern on the
-// host and the same uploaded to the device, a stream and an L2 flusher. The constructor first checks
-// the device memory the run needs, the one estimate of every executable: the input, `device_bytes` more
-// (the step's scratch, its own buffers), the L2 flusher's two L2 sizes and 64 MB for the runtime.
+// host and the same uploaded to the device, a stream, an L2 flusher and the step's scratch (zero-filled).
+// The constructor first checks the device memory the run needs, the one estimate of every executable
+// (fits_on_device): the input, the scratch, `more_bytes` (a step's own buffers), the L2 flusher's and the
+// runtime's.
 // time<S>() is run_slots with the options' warm-up and timed runs on that stream, and the launch
 // shape of one call (launch_shape) in Runs::shape.
 template <typename T>
 struct Testbed {
-  Testbed(const Options& opt_, const DeviceInfo& device, std::size_t device_bytes = 0)
-      : opt(opt_), n(fits_on_device(opt_.n, sizeof(T), device_bytes, device)), host(new T[std::max<std::int64_t>(n, 1)]),
-        in(n), flusher(device) {
-    fill_input(host.get(), n, opt.pattern, opt.seed);
+  Testbed(const Options& opt_, const DeviceInfo& device_, std::size_t scratch_bytes = 0, std::size_t more_bytes = 0)
+      : opt(opt_), device(device_),
+        host(new T[std::max<std::int64_t>(fits_on_device(opt.n, sizeof(T), scratch_bytes + more_bytes, device), 1)]),
+        in(opt.n), flusher(device), step_scratch(scratch(scratch_bytes)) {
+    fill_input(host.get(), opt.n, opt.pattern, opt.seed);
     CUDA_CHECK(cudaMemcpyAsync(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice, stream.get()));
     CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   }
@@ -199,22 +207,26 @@ struct Testbed {
     out.absent = rv.absent;
     out.fields = rv.fields;
     if (!rv.absent.empty()) return out;
-    const std::size_t bytes = rv.scratch_bytes ? rv.scratch_bytes(n) : 0;
+    const std::size_t bytes = rv.scratch_bytes ? rv.scratch_bytes(opt.n) : 0;
     ensure_device_memory(bytes + static_cast<std::size_t>(opt.warmup + opt.iters) * rv.count * sizeof(S) + (64 << 20));
     const DeviceBuffer<unsigned char> s = scratch(bytes);
     static_cast<Runs<S>&>(out) = run_slots<S>(opt.warmup, opt.iters, rv.count, flusher, stream.get(), [&](S* results, int) {
-      return rv.launch(in.get(), n, results, view(s), stream.get());
+      return rv.launch(in.get(), opt.n, results, view(s), stream.get());
     });
     return out;
   }
-  bool input_unchanged() const { return device_equals_host(in.get(), host.get(), n); }
+  bool input_unchanged() const { return device_equals_host(in.get(), host.get(), opt.n); }
+  // The whole measurement of a step beyond, in one call (defined below): see Measurement.
+  template <typename S>
+  Measured<S> measure(const Emitter& emit, const Measurement<T, S>& m);
 
-  const Options& opt;
-  std::int64_t n;
+  const Options& opt;  // n is opt.n, held there only
+  const DeviceInfo& device;
   std::unique_ptr<T[]> host;
   Stream stream;
   DeviceBuffer<T> in;
   L2Flusher flusher;
+  DeviceBuffer<unsigned char> step_scratch;  // the step's, zero-filled (the contract in step.cuh)
 };
 
 // Adds a comparison's fields to a report: <name>_median_ms, _min_ms, _max_ms, <name>_gbps (of the
@@ -385,5 +397,56 @@ void time_cpu_yardsticks(Report& r, const float* x, std::int64_t n, int runs);
 // fits_in_l2 (of the bytes read), the rates (derive_rates), and a line on stderr for each failure that
 // check_runs did not tell.
 void finish(Report& r, bool input_unchanged, bool speak = true);
+
+// What a step beyond measures, stated once (Testbed::measure): its launch, how a run's results are
+// checked, its own fields of the run the record shows, and its rivals. The engine times the step and
+// each rival alike, checks every run, fills the common record (fill_common, fill_timing, check_runs,
+// finish) and then each rival's fields (add_rival); the step's main only emits the record.
+template <typename T, typename S = T>
+struct Measurement {
+  // The step, on the testbed's input, with the testbed's step_scratch.
+  std::function<cudaError_t(S* out, Scratch scratch, cudaStream_t stream)> launch;
+  std::int64_t count = 1;                                          // results per run (one per segment)
+  std::function<Verdict(const S* results)> verdict;                // one run's results checked
+  std::function<void(Report& r)> before;    // sets what the rates read (bytes, element_name) and the CPU
+                                            // yardsticks; default: time_cpu_yardsticks on the input
+  std::function<std::vector<Field>(const S* shown)> fields;       // the step's own, of the run shown
+  std::vector<Rival<T, S>> rivals;
+  std::function<Verdict(const S* results)> rival_verdict;         // a rival's run checked; default: verdict
+  typename RivalRuns<S>::Describe describe;                        // a rival's fields of the run shown
+};
+template <typename S>
+struct Measured {
+  Report record;
+  Runs<S> runs;   // the step's
+  int shown = 0;  // the run the record shows: the first wrong one, else the last
+  const S* result() const { return runs.run(shown); }
+};
+
+template <typename T>
+template <typename S>
+Measured<S> Testbed<T>::measure(const Emitter& emit, const Measurement<T, S>& m) {
+  Measured<S> out;
+  out.runs = time<S>(m.count, [&](S* results, int) { return m.launch(results, view(step_scratch), stream.get()); });
+  std::vector<RivalRuns<S>> rivals;
+  for (const Rival<T, S>& rv : m.rivals) rivals.push_back(rival(rv));
+  Report& r = out.record;
+  r = fill_common(emit, opt, device);
+  r.element_bytes = sizeof(T);
+  if (m.before) m.before(r);
+  else if constexpr (std::is_same_v<T, float>) time_cpu_yardsticks(r, host.get(), opt.n, opt.cpu_runs);
+  fill_timing(r, out.runs);
+  Verdict last;  // a run with the bits of the run checked last has its verdict: a per-segment check runs once
+  int checked = -1;
+  out.shown = check_runs(r, [&](int k) {
+    if (checked < 0 || std::memcmp(out.runs.run(k), out.runs.run(checked), m.count * sizeof(S)) != 0)
+      last = m.verdict(out.runs.run(k)), checked = k;
+    return last;
+  });
+  finish(r, input_unchanged());
+  if (m.fields) r.extra = m.fields(out.result());
+  for (const RivalRuns<S>& c : rivals) add_rival(r, c, m.rival_verdict ? m.rival_verdict : m.verdict, m.describe);
+  return out;
+}
 
 }  // namespace reduce

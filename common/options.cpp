@@ -5,6 +5,7 @@
 #include <iterator>
 #include <cstdlib>
 #include <sstream>
+#include <utility>
 
 #include "files.hpp"  // quote()
 
@@ -115,6 +116,34 @@ std::function<std::string(const std::string&)> integer_in(long long lo, long lon
   };
 }
 
+ExtraOption integer_option(std::string name, std::int64_t& field, std::int64_t lo, std::int64_t hi, std::string help,
+                           std::string metavar) {
+  ExtraOption e{std::move(name), {}, std::move(help), std::move(metavar)};
+  e.check = integer_in(lo, hi);
+  e.set = [&field](const std::string& v) { field = *parse_int<std::int64_t>(v); };
+  return e;
+}
+
+ExtraOption text_option(std::string name, std::string& field, std::string help, std::string metavar) {
+  ExtraOption e{std::move(name), {}, std::move(help), std::move(metavar), field};
+  e.set = [&field](const std::string& v) { field = v; };
+  return e;
+}
+
+ExtraOption flag_option(std::string name, bool& field, std::string help) {
+  ExtraOption e{std::move(name), {}, std::move(help)};
+  e.flag = true;
+  e.set = [&field](const std::string&) { field = true; };
+  return e;
+}
+
+ExtraOption choice_option(std::string name, std::string& field, std::vector<std::string> values, std::string help) {
+  field = values.at(0);
+  ExtraOption e{std::move(name), std::move(values), std::move(help)};
+  e.set = [&field](const std::string& v) { field = v; };
+  return e;
+}
+
 Options parse_options(const std::vector<std::string>& args, const OptionSpec& spec) {
   Options opt;
   opt.n = spec.default_n;
@@ -146,6 +175,7 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
     if (extra != spec.extra.end() && extra->flag) {
       if (value) throw UsageError("option " + name + " takes no value");
       opt.extra[name] = "1";
+      if (extra->set) extra->set("1");
       continue;
     }
     if (!value) {
@@ -171,6 +201,7 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
         throw bad("a value");
       }
       opt.extra[name] = v;
+      if (extra->set) extra->set(v);
     } else if (name == "--n") {
       const auto n = parse_count(v);
       if (!n) throw bad("a count from 0 to 2^36: 1000, 4K, 16M, 1G or 2^20");

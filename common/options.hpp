@@ -52,7 +52,19 @@ struct ExtraOption {
   bool flag = false;
   // A value's check: "" when the text is acceptable, else what was expected ("an integer from 1 to 8").
   std::function<std::string(const std::string&)> check;
+  // Where the value goes once it passed the check: the program's own typed field (the helpers below
+  // bind one), called with the text ("1" for a flag). Not called when the option is absent.
+  std::function<void(const std::string&)> set;
 };
+
+// Options bound to a program's own typed fields, whose values before parsing are the defaults: the
+// parser checks the text and stores the value there (and in Options::extra, for programs that read
+// text). An integer in [lo, hi]; any non-empty text; a flag; one of `values` (the first the default).
+ExtraOption integer_option(std::string name, std::int64_t& field, std::int64_t lo, std::int64_t hi, std::string help,
+                           std::string metavar = "N");
+ExtraOption text_option(std::string name, std::string& field, std::string help, std::string metavar);
+ExtraOption flag_option(std::string name, bool& field, std::string help);
+ExtraOption choice_option(std::string name, std::string& field, std::vector<std::string> values, std::string help);
 
 // What a program accepts beyond the common options. The default is what every step accepts.
 struct OptionSpec {

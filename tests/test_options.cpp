@@ -212,3 +212,30 @@ TEST(ParseOptions, ValuesInMessagesAreQuotedOnOneBoundedLine) {
   EXPECT_NE(error_of({"--n", "12\nexit 0"}).find("'12\\nexit 0'"), std::string::npos);
   EXPECT_NE(error_of({"--seed", big}).find("... (102400 bytes)"), std::string::npos);
 }
+
+TEST(BoundOptions, StoreTypedValuesInTheirFieldsAndKeepDefaults) {
+  std::int64_t grid = 0;
+  std::string file, type;
+  bool single = false;
+  reduce::OptionSpec spec;
+  spec.extra = {reduce::integer_option("--grid", grid, 1, 1 << 20, "blocks"), reduce::text_option("--out", file, "a file", "FILE"),
+                reduce::flag_option("--single", single, "one GPU"),
+                reduce::choice_option("--type", type, {"float", "double"}, "element type")};
+  EXPECT_EQ(type, "float");  // a choice's field starts at its first value, the default
+  parse_options(std::vector<std::string>{}, spec);
+  EXPECT_EQ(grid, 0);
+  EXPECT_EQ(file, "");
+  EXPECT_FALSE(single);
+  parse_options(std::vector<std::string>{"--grid", "4096", "--out=x.txt", "--single", "--type", "double"}, spec);
+  EXPECT_EQ(grid, 4096);
+  EXPECT_EQ(file, "x.txt");
+  EXPECT_TRUE(single);
+  EXPECT_EQ(type, "double");
+  for (const std::vector<std::string> bad : {std::vector<std::string>{"--grid", "0"}, {"--grid", "1.5"}, {"--out", ""},
+                                             {"--single=1"}, {"--type", "half"}}) {
+    grid = 7;
+    EXPECT_THROW(parse_options(bad, spec), UsageError) << bad[0];
+    EXPECT_EQ(grid, 7) << "a refused value leaves the field as it was";
+  }
+  EXPECT_NE(reduce::usage("p", nullptr, spec).find("--grid N"), std::string::npos);
+}
