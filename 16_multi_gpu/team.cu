@@ -8,11 +8,7 @@
 
 #include "multi_gpu.hpp"
 #include "rounds.cuh"
-#include "step.cuh"
-
-namespace step10 {
-extern const reduce::Step kStep;  // the suite's fastest hand-written kernel, from 10_loads_in_flight_kernel
-}
+#include "steps.hpp"  // generated: every step's kStep; the shard's is step 10's (beyond.txt: 16 uses 10)
 
 namespace step16 {
 namespace {
