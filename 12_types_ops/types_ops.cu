@@ -94,7 +94,7 @@ __device__ T fast_extreme(T acc, T x) {
 // integer min/max per element, no branch. A zero min means no element is below zero, so the bits' min
 // is -0's (the most negative integer, 0x80..0) exactly when a -0 was read; a zero max means none is
 // above zero, so the bits' max is +0's (0) or more exactly when a +0 was read. (A thread that must
-// re-read its share instead stalls every other thread's wait at the end: measured, 0.66x CUB.)
+// re-read its share instead stalls every other thread's wait at the end: docs/method.md.)
 template <typename T>
 using Bits = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
 template <typename T>

@@ -60,9 +60,8 @@ constexpr int kLoadsInFlight = 8;             // float4 loads a thread issues be
 constexpr int kPrefetch = 4096;               // floats of a tile asked of L2 at the block's start (16 KB)
 // sum_tiles' blocks per SM that its launch bounds aim at: 4, so up to 64 registers each (64K per SM),
 // room for eight float4 loads in flight and the thread tier's 16-byte copies with no spills. Bytes in
-// flight beat blocks here: 6 blocks of 40 registers with four loads each streamed 2-5% slower, and 5
-// blocks of 48 registers 0.2-1.2% slower than 4 on every distribution but uniform32 (1.1% faster
-// there; docs/method.md, "What was tried and dropped"). Every GPU since sm_75 holds 4 blocks of
+// flight beat blocks here: 6 blocks of 40 registers with four loads each, and 5 of 48, streamed
+// slower (docs/method.md, "What was tried and dropped"). Every GPU since sm_75 holds 4 blocks of
 // 256 threads.
 constexpr int kTileBlocksPerSm = 4;
 constexpr int kMaxBlockSegments = kTile / kWarpMax;  // block-tier segments that can begin in one tile
@@ -115,8 +114,7 @@ struct FixedOffsets {
 // issued before the first add. Which thread adds what depends only on (a, b): deterministic.
 // The body is read with __ldcs (ld.global.cs, "cache streaming": L1 and L2 evict its lines first),
 // since every float is read once and need not push out what is read again (the offsets). Plain
-// loads streamed 0.1-0.6% slower on most rows of mid and long segments (13's README, "The last
-// change: cache-streaming loads", commit cf35498ff455).
+// loads streamed slower on most rows of mid and long segments (docs/method.md).
 template <int Threads>
 __device__ float range_share(const float* in, std::int64_t a, std::int64_t b, int rank) {
   const std::int64_t len = b - a;

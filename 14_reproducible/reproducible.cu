@@ -143,7 +143,7 @@ __device__ __forceinline__ void sum_tiles(const Tiling& g, Store store) {
       // Two rounds in flight: round r is issued before round r - 1 is added, and after the slice's last
       // round comes the warp's next slice's first. After the warp's last whole tile nothing: a
       // placeholder load there (this slice again) was copied into x, so the warp waited for it before
-      // its last shuffle (3% of the time at 2^26 on the H100: the README's A/B).
+      // its last shuffle (docs/method.md).
       const bool more = tile_of(u + 1) < g.whole;
       const float4* const next = more ? slice_at(tile_of(u + 1), slice_of(u + 1)) : p;
       // excerpt: slice
@@ -336,8 +336,8 @@ cudaError_t blocks_per_sm(int* per_sm) {
 // where device = resident blocks per SM times cfg.sm_count, and the tiles spread evenly over them:
 // ceil(tiles / rounds) blocks (one per tile up to the device's worth), each summing `rounds` tiles or
 // one fewer. 1024 tiles on 264 resident blocks take 256 blocks of four tiles, not 232 of four and 32
-// of three whose SMs idle in the last round (measured on the H100: +1.6% at 2^23, +0.8-0.9% at 2^28
-// and 2^30, within the spread between; README). At least one block; cfg.grid when the caller chose.
+// of three whose SMs idle in the last round (docs/method.md). At least one block; cfg.grid when the
+// caller chose.
 cudaError_t grid_for(std::int64_t tiles, const reduce::LaunchConfig& cfg, std::int64_t* grid) {
   if (cfg.grid > 0x7fffffff) return cudaErrorInvalidValue;
   if (cfg.grid > 0) {

@@ -278,7 +278,8 @@ __device__ bool Window::adapt(Vec4 (&x)[kLoadsInFlight], Words* acc) {
 // floats fit the same band as the last binned round's (and the window has not moved yet), the window's
 // band moves there and the next round tries the window again; otherwise the next round goes straight to
 // the bins. The thread's bins (bin[b * Block] for band b) are
-// zeroed at its first such round. Inline: out of line (by value), data of many scales ran 5-10% slower.
+// zeroed at its first such round. Inline: out of line (by value), data of many scales ran slower
+// (docs/method.md).
 template <unsigned Block>
 __device__ __forceinline__ Window bins_round(Window w, const Vec4 (&x)[kLoadsInFlight], double* bin, Words* acc) {
   const float* v = reinterpret_cast<const float*>(x);
