@@ -354,41 +354,6 @@ void add_rival(Report& r, const RivalRuns<S>& c, const typename RivalRuns<S>::Ve
   record_rival(r, c.name, c.summary, c.identical, check, std::move(fields));
 }
 
-// Typed results: a reduction of elements of T under operator O (its State, ops.hpp), as 12 records them.
-// The value a record shows as result: the result itself, or for stats its mean; reference_value the
-// reference's counterpart. typed_verdict checks one result (check_typed, `what` the failing field).
-template <typename T, Op O>
-double shown_value(const typename op_t<O, T>::State& s) {
-  if constexpr (O == Op::stats) return static_cast<double>(s.moments.mean);
-  else return static_cast<double>(s);
-}
-template <typename T, Op O>
-double reference_value(const TypedReference<T>& r) {
-  if constexpr (O == Op::sum) return std::is_integral_v<T> ? static_cast<double>(r.exact_sum) : static_cast<double>(r.sum);
-  else if constexpr (O == Op::min) return static_cast<double>(r.min);
-  else if constexpr (O == Op::max) return static_cast<double>(r.max);
-  else return static_cast<double>(r.mean);
-}
-template <typename T, Op O>
-Verdict typed_verdict(const typename op_t<O, T>::State& s, const TypedReference<T>& ref, Pattern p) {
-  std::string what;
-  const Check c = check_typed<T, O>(s, ref, p, &what);
-  return Verdict(c, shown_value<T, O>(s), reference_value<T, O>(ref), what);
-}
-// The result's own fields: result_exact, or stats' count, sum, min, max, sum_squares, mean and variance.
-template <typename T, Op O>
-std::vector<Field> typed_result_fields(const typename op_t<O, T>::State& s) {
-  if constexpr (O != Op::stats) {
-    return {text_field("result_exact", exact_text(s))};
-  } else {
-    const auto& m = s.moments;
-    return {number_field("count", static_cast<double>(m.count)), text_field("sum", exact_text(s.sum)),
-            text_field("min", exact_text(s.min)), text_field("max", exact_text(s.max)),
-            number_field("sum_squares", s.sum_squares), number_field("mean", m.mean),
-            number_field("variance", m.count > 0 ? m.m2 / m.count : 0.0)};
-  }
-}
-
 // The CPU yardsticks over x[0..n) (Report::cpu_ms, cpu_parallel_ms, cpu_threads): the plain loop on one
 // core and the vectorized one on all, each the median of `runs` (0: not timed).
 void time_cpu_yardsticks(Report& r, const float* x, std::int64_t n, int runs);
