@@ -190,6 +190,21 @@ std::vector<reduce::ExtraOption> options() {
            "                     kernel, or block (the record's \"search\" says which ran)"}};
 }
 
+reduce::OptionSpec spec() {
+  reduce::OptionSpec s;
+  s.summary = "Sums S segments of n floats, given by 64-bit offsets, into S outputs on the GPU";
+  s.extra = options();
+  s.block = reduce::BlockRule::inside("13_segmented chooses its own launch shape per segment length");
+  s.notes =
+      "Besides the step, the run times cub::DeviceSegmentedReduce::Sum on the same input (cub_median_ms,\n"
+      "cub_gbps, vs_cub in the record), and, when built with a CCCL 3.5 or newer (-DCCCL_DIR), that CUB's\n"
+      "offsets overload (cub35_*) and, where every segment has one length, its fixed-size overload\n"
+      "(cub35_fixed_*). Bytes counted: 4 per float inside a segment and 8 per offset (none with\n"
+      "--segment-size).\n"
+      "--cpu-runs times the plain loop over the floats the segments cover (one core; all cores).";
+  return s;
+}
+
 void check_options(const reduce::Options& opt) {
   if (opt.has("--segment-size")) {
     if (opt.has("--segments") || opt.has("--offsets"))
@@ -219,6 +234,21 @@ Layout layout_of(const reduce::Options& opt) {
                    : file.empty() ? opt.extra.at("--segments")
                                   : "file:" + file;
   return l;
+}
+
+reduce::Verdict verdict_of(const SegmentsCheck& c, const Offsets& offsets) {
+  reduce::Verdict v;
+  v.check = c.first_check;
+  v.check.exact = c.exact;
+  v.passed = c.wrong == 0;
+  if (c.wrong > 0) {
+    const std::int64_t s = c.first_wrong;
+    v.result = c.first_gpu;
+    v.reference = c.first_reference;
+    v.what = "segment " + std::to_string(s) + " [" + std::to_string(offsets[s]) + ", " + std::to_string(offsets[s + 1]) + ")";
+    v.note = std::to_string(c.wrong) + " of " + std::to_string(offsets.size() - 1) + " segments wrong";
+  }
+  return v;
 }
 
 }  // namespace step13

@@ -57,6 +57,8 @@ reduce::Reference segment_reference(const float* x, std::int64_t a, std::int64_t
 
 // The step's own options (--segments, --offsets, --segment-size, --search), as the harness takes them.
 std::vector<reduce::ExtraOption> options();
+// The whole command line: the summary, those options, the block rule (chosen inside) and --help's notes.
+reduce::OptionSpec spec();
 // What the parser cannot see, before any device is touched: --offsets and --segment-size each replace
 // --segments, --search applies to offsets, and a file must hold valid offsets for n. Throws UsageError.
 void check_options(const reduce::Options& opt);
@@ -80,5 +82,7 @@ struct SegmentsCheck {
 };
 // Checks every segment's result gpu[s] against its reference (on all the CPU's cores).
 SegmentsCheck check_segments(const float* x, const Offsets& offsets, const float* gpu, reduce::Pattern p);
+// That check as the record's verdict: the first wrong segment named with its range and the count.
+reduce::Verdict verdict_of(const SegmentsCheck& c, const Offsets& offsets);
 
 }  // namespace step13

@@ -117,19 +117,6 @@ Runs<S> run_slots(int warmup, int iters, std::int64_t count, L2Flusher& flusher,
   return slots.collect(clock.ms());
 }
 
-// One run's result against its reference.
-struct Verdict {
-  Verdict() = default;
-  Verdict(const Check& c, double result_, double reference_, std::string what_ = "")
-      : passed(c.passed), result(result_), reference(reference_), check(c), what(std::move(what_)) {}
-  // A float sum against the double reference (check_result).
-  Verdict(float x, const Reference& ref, std::int64_t n, Pattern p) : Verdict(check_result(x, ref, n, p), x, ref.sum) {}
-  bool passed = false;
-  double result = 0.0, reference = 0.0;  // as the record shows them (stats: the mean)
-  Check check;                           // |error|, tolerance and whether exact
-  std::string what;                      // what was wrong when it failed ("the min", "segment 7 [70, 80)")
-  std::string note;                      // context for the message ("bits 0x3f800001, the model's 0x3f800000")
-};
 // A float sum where the input may hold NaN or infinities (the patterns nan and inf): check_result, or
 // a NaN or infinite reference matched as it is. The verdict of the suite's float-sum rivals.
 Verdict sum_verdict(float x, const Reference& ref, std::int64_t n, Pattern p);

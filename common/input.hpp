@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "ops.hpp"
 #include "options.hpp"
@@ -99,6 +100,20 @@ struct Check {
 double tolerance_for(std::int64_t n, double abs_sum, double unit_roundoff = 0x1.0p-24);
 bool uses_exact_check(Pattern p, const Reference& ref);
 Check check_result(float gpu, const Reference& ref, std::int64_t n, Pattern p);
+
+// One run's result against its reference.
+struct Verdict {
+  Verdict() = default;
+  Verdict(const Check& c, double result_, double reference_, std::string what_ = "")
+      : passed(c.passed), result(result_), reference(reference_), check(c), what(std::move(what_)) {}
+  // A float sum against the double reference (check_result).
+  Verdict(float x, const Reference& ref, std::int64_t n, Pattern p) : Verdict(check_result(x, ref, n, p), x, ref.sum) {}
+  bool passed = false;
+  double result = 0.0, reference = 0.0;  // as the record shows them (stats: the mean)
+  Check check;                           // |error|, tolerance and whether exact
+  std::string what;                      // what was wrong when it failed ("the min", "segment 7 [70, 80)")
+  std::string note;                      // context for the message ("bits 0x3f800001, the model's 0x3f800000")
+};
 
 // The unit roundoff of the type a result is computed in: 2^-24 for float, 2^-53 for double.
 template <typename R>
