@@ -17,10 +17,10 @@ outside. The names (the vocabulary the READMEs use):
   ab                every interleaved A/B record, a table per GPU; ab:STEP one line: STEP's gain at its
                     demo n on each GPU, with the interval ("within noise" where it holds 1)
   check             one line per GPU: the GPU session's tests, compute-sanitizer and commit
-  variants:SET      perf/variants' set SET as text; ablation:GPU the ablation on that GPU
+  variants:SET      perf/variants' set SET as text (only the parts a `<!-- variants:SET shows: PART; PART -->`
+                    comment names, where the file has one); ablation:GPU the ablation on that GPU
   STEP, STEP:NAME, STEP:profile   a step beyond the progression: its main table, each "table NAME:"
-                    of STEP/runs.txt (16_multi_gpu:scaling: the scaling tables; 16_multi_gpu:crossover
-                    their crossover lines alone), its ncu table
+                    its README's layout declares (tables.parse_table), its ncu table
   STEP:demo         its small table: the runs of runs.txt's "demo:" line at beyond.txt's demo n; a step
                     with one keeps its full tables (main, named, profile) in docs/results.md
   excerpt:PATH[:REGIONS]  code from a source file (PATH from the repository root), cut to its regions
@@ -66,11 +66,6 @@ from .common import (
 from .runlist import RunList
 
 AB_FIELDS = ("step", "against", "n", "ratio", "low", "high", "verdict")  # an A/B record: B/A time, its 95% interval
-# A variants set's parts a README shows (the text after "SET n =" holds one of these); the rest is linked.
-SHOWN = {
-    "tiles": ("n = 2^20 ", "n = 2^28 "),  # where the tiles pay, and a full stream
-    "atomics": ("n = 2^26, pattern constant", "n = 2^26, pattern uniform"),
-}  # where a float total stops
 COMMENT = re.compile(r"<!--(.*?)-->", re.S)
 NAME = r"[A-Za-z0-9_.:/,-]+"  # a block's name: excerpt and diff blocks name files and regions
 # Process text: a commit (7-40 hex digits with a letter and a digit) or an ISO date. Outside generated
@@ -434,7 +429,7 @@ class Data:
             raise Failure("no results/<gpu>/progression/check.json (scripts/suite gpu writes it)")
         return "\n".join(lines)
 
-    def text_set(self, name, start):
+    def text_set(self, name, start, md=None):
         kind, _, which = name.partition(":")
         if kind == "ablation":
             g = next((g for g in self.gpus if g.folder.name == which), None)
@@ -446,8 +441,11 @@ class Data:
         if kind == "ablation":
             return tables.ablation_table(body)
         left_out = ""
-        shown = SHOWN.get(which)
-        if shown:  # the parts the lesson reads; the rest named, with a link
+        # The parts the lesson reads, where the file says so before the block: <!-- variants:SET shows: PART; PART -->
+        # (a part: text of the set's "SET n = ..." lines); the rest named, with a link.
+        said = re.search(rf"<!-- {re.escape(name)} shows: (.*?) -->", read_text(md)) if md else None
+        shown = [part.strip() for part in said.group(1).split(";")] if said else None
+        if shown:
             keep, out, others = False, [], []
             for line in body:
                 if line.startswith(f"{which} n ="):
@@ -490,19 +488,12 @@ class Data:
             elif what == "profile":
                 if b.profile:
                     parts.append(f"{head}\n\n" + tables.profile_table(b.profile))
-            elif what == "crossover":  # the scaling tables' crossover lines alone
-                body = tables.scaling_tables(b.results)
-                if "Crossover" in body:
-                    parts.append(f"{head}: " + body[body.index("Crossover") :].split("\n\nWeak scaling")[0])
-            elif what == "scaling":
-                body = tables.scaling_tables(b.results)
-                if body:
-                    parts.append(f"{head}\n\n{body}")
             else:
                 if b.plan is None or what not in b.plan.tables:
-                    raise Failure(f"{step}/runs.txt has no 'table {what}:'")
-                if any(b.plan.tables[what][0] in r for _, rs in b.results for r in rs):
-                    parts.append(f"{head}\n\n" + tables.field_table(b.plan.tables[what], b.results))
+                    raise Failure(f"{step}/README.md's layout declares no 'table {what}:'")
+                body = tables.declared_table(b.plan.tables[what], b.results)
+                if body:
+                    parts.append(f"{head}\n\n{body}")
         if not parts:
             raise Failure(f"no GPU's records of {step} fill its '{what}' block")
         return "\n\n".join(parts)
@@ -566,7 +557,7 @@ class Data:
         if name == "check":
             return self.check()
         if name.startswith(("variants:", "ablation:")):
-            return self.text_set(name, start)
+            return self.text_set(name, start, md)
         if name.startswith(("excerpt:", "diff:")):
             kind, _, spec = name.partition(":")
             return getattr(sources, kind)(spec)

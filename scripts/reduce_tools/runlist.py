@@ -21,8 +21,10 @@ The measured tables' layout lives with the README that shows them, in one commen
     rows: largest n        the main table shows only the records at the largest n, one per value of the columns
     demo: NAME, NAME       the README's small table (<!-- STEP:demo -->): these measure runs' records at
                            beyond.txt's demo n, the columns, GB/s, % read ceiling and each "vs" only
-    table NAME: a, b       a second table, <!-- STEP:NAME --> in the README: those fields, one row per
-                           record holding the first; "table scaling: strong, weak" is 16's scaling tables
+    table NAME: a, b | with c | without d, e=v | largest n | crossover f
+                           a table of its own, <!-- STEP:NAME --> in the README: those columns (a field,
+                           "a / b as LABEL", "a vs k=v as LABEL"), a row per record left by the clauses
+                           (tables.parse_table says each), or with crossover a line per value of the columns
     -->
 A product is written once: the lines between "for VAR in A B C" and "end" repeat for each value, {VAR}
 replaced; loops nest. In ARGUMENTS, @DIR@ stands for the step's folder.
@@ -32,6 +34,7 @@ import re
 import shlex
 from collections import namedtuple
 
+from . import tables
 from .common import ROOT, Failure, quote, read_text
 
 # How many fields come before ARGUMENTS, at least and at most, for each kind.
@@ -114,9 +117,9 @@ class RunList:
         elif key == "rows" and value.strip() == "largest n":
             self.largest = True
         elif re.fullmatch(r"table [a-z_]+", key) and items:
-            self.tables[key[6:]] = items
+            self.tables[key[6:]] = tables.parse_table(value, where)
         else:
-            raise Failure(f"{where}: expected 'table NAME: field, field'")
+            raise Failure(f"{where}: expected 'table NAME: COLUMN, COLUMN [| CLAUSE]'")
 
     @property
     def where(self):

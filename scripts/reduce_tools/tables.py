@@ -1,11 +1,11 @@
 """Tables rendered from records: the progression's speedup table, a step's row at its demo n, the
-tables of the steps beyond it (main, named field tables, 16's scaling tables) and Nsight Compute's."""
+tables of the steps beyond it (main, and the tables their layout declares) and Nsight Compute's."""
 
 import csv
 import io
 import re
 
-from .common import count_text
+from .common import Failure, count_text, quote
 from .stats import median
 
 
@@ -162,116 +162,91 @@ def field(r, name):
     return r[name] if name in r else r.get(RENAMED.get(name))
 
 
-def field_table(fields, results):
-    """A "table NAME:" of runs.txt: those record fields, one row per record that holds the first."""
+def parse_table(text, where):
+    """A table the layout declares ("table NAME: TEXT"): "COLUMN, COLUMN, ... [| CLAUSE] ...". A column is a
+    record field, "A / B as LABEL" (A over B of the same record) or "A vs K=V as LABEL" (A of the row whose K
+    is V and that shares this row's first column, over this row's A; "-" where there is none). The records: those that hold the first column and
+    are left by the clauses "with F, G" (only those whose F and G are set: not 0, false or empty), "without F,
+    G=V" (none whose F is set or whose G is V), "largest n" (only the records at the largest n), "crossover F" (instead of rows, a line for each
+    value of the columns: the smallest n from which F is above 1 at every larger n measured)."""
+    parts = [p.strip() for p in text.split("|")]
+    spec = {"columns": [], "with": [], "without": [], "largest": False, "crossover": None}
+    for c in (c.strip() for c in parts[0].split(",")):
+        m = re.fullmatch(r"(\w+) (/|vs) (\w+|\w+=\S+) as (.+)", c)
+        if m:
+            spec["columns"].append(m.groups())
+        elif re.fullmatch(r"\w+", c):
+            spec["columns"].append((c, None, None, c))
+        else:
+            raise Failure(f"{where}: a column is FIELD, 'A / B as LABEL' or 'A vs K=V as LABEL', got {quote(c, 40)}")
+    for clause in parts[1:]:
+        key, _, rest = clause.partition(" ")
+        names = [x.strip() for x in rest.split(",") if x.strip()]
+        if key in ("with", "without") and names:
+            spec[key] += names
+        elif clause == "largest n":
+            spec["largest"] = True
+        elif key == "crossover" and len(names) == 1:
+            spec["crossover"] = names[0]
+        else:
+            raise Failure(
+                f"{where}: expected 'with F', 'without F', 'largest n' or 'crossover F', got {quote(clause, 40)}"
+            )
+    return spec
+
+
+def _left_out(r, name):
+    key, eq, value = name.partition("=")
+    return cell(field(r, key)) == value if eq else bool(field(r, key))
+
+
+def declared_table(spec, results):
+    """The rows (a Markdown table), or the crossover lines, of a parse_table spec over [(NAME, records)]:
+    "" where no record is left."""
+    cols = spec["columns"]
     rows = [
-        [count_text(r["n"]) if f == "n" else cell(field(r, f)) for f in fields]
-        for _, records in results
-        for r in records
-        if fields[0] in r
+        r
+        for _, rs in results
+        for r in rs
+        if field(r, cols[0][0]) is not None
+        and all(field(r, f) for f in spec["with"])
+        and not any(_left_out(r, f) for f in spec["without"])
     ]
-    return markdown(fields, rows)
+    if spec["largest"] and rows:
+        top = max(int(r["n"]) for r in rows)
+        rows = [r for r in rows if int(r["n"]) == top]
+    if not rows:
+        return ""
+    if spec["crossover"]:
+        groups = {}
+        for r in sorted(rows, key=lambda r: int(r["n"])):
+            groups.setdefault(tuple(cell(field(r, c[0])) for c in cols), []).append(r)
+        lines = []
+        for key, rs in groups.items():
+            above = None
+            for r in rs:  # the smallest n from which every larger n is above 1
+                above = (above or int(r["n"])) if (field(r, spec["crossover"]) or 0) > 1 else None
+            at = f"from n = {count_text(above)} on" if above else "at no n measured"
+            lines.append(f"- {', '.join(key)}: {spec['crossover']} above 1 {at}")
+        return "\n".join(lines)
 
-
-# --- 16's scaling tables -------------------------------------------------------------------------
-
-MODES = {"single_process": "one process", "mpi": "MPI, one per GPU"}
-
-
-def _ms(r):
-    return f"{r['median_ms']:.4g} ({r['min_ms']:.4g}-{r['max_ms']:.4g})"
-
-
-def scaling_tables(results):
-    """Strong scaling at the largest n (speedup over step 10 alone on one GPU, measured in the same run,
-    and the collective's share), the crossover n, and weak scaling's efficiency (one GPU's time over N's)."""
-    records = [r for _, rs in results for r in rs if not str(r.get("mode", "")).startswith(("reproducible", "exact"))]
-    strong = [r for r in records if not r.get("n_per_gpu")]
-    weak = [r for r in records if r.get("n_per_gpu")]
-    mode = lambda r: MODES.get(r["mode"], r["mode"])  # noqa: E731
-    out = []
-    groups = sorted({(r["mode"], r["gpus"]) for r in strong}, key=lambda k: (k[0] != "single_process", k[1]))
-    if groups:
-        top = max(r["n"] for r in strong)
-        rows, lines = [], []
-        for m, g in groups:
-            mine = sorted((r for r in strong if (r["mode"], r["gpus"]) == (m, g)), key=lambda r: r["n"])
-            r = next((r for r in reversed(mine) if r["n"] == top), None)
-            if r:
-                rows.append(
-                    [
-                        mode(r),
-                        str(g),
-                        _ms(r),
-                        f"{r['gbps']:.0f}",
-                        f"{r.get('vs_single_gpu', 0):.2f}x",
-                        f"{100 * r.get('collective_share', 0):.2f}%",
-                        "PASS" if passed(r) else "FAIL",
-                    ]
-                )
-            faster = None
-            for p in mine:  # the smallest n from which every larger n is faster than one GPU
-                faster = (faster or p["n"]) if p.get("vs_single_gpu", 0) > 1 else None
-            if g > 1:
-                lines.append(
-                    f"- {MODES.get(m, m)}, {g} GPUs: "
-                    + (
-                        f"faster than one GPU from n = {count_text(faster)} on"
-                        if faster
-                        else "not faster than one GPU at any n measured"
-                    )
-                )
-        out.append(
-            f"Strong scaling at n = {count_text(top)} floats in all, each GPU holding n / N:\n\n"
-            + markdown(["mode", "GPUs", "median ms (min-max)", "GB/s", "speedup", "collective share", "check"], rows)
-        )
-        if lines:
-            out.append(
-                "Crossover (the smallest n from which every larger n measured is faster than one GPU):\n\n"
-                + "\n".join(lines)
+    def value(r, a, op, b):
+        if op == "/":
+            return field(r, a) / field(r, b) if field(r, b) else None
+        if op == "vs":
+            key, _, v = b.partition("=")
+            base = next(
+                (x for x in rows if cell(field(x, key)) == v and field(x, cols[0][0]) == field(r, cols[0][0])), None
             )
-    if weak:
-        rows = []
-        for r in sorted(weak, key=lambda r: (r["mode"] != "single_process", r["gpus"])):
-            one = [w for w in weak if w["mode"] == r["mode"] and w["gpus"] == 1]
-            eff = f"{one[-1]['median_ms'] / r['median_ms']:.2f}" if one and r["median_ms"] > 0 else "-"
-            rows.append(
-                [
-                    mode(r),
-                    str(r["gpus"]),
-                    count_text(r["n"]),
-                    _ms(r),
-                    f"{r['gbps']:.0f}",
-                    f"{r['gbps'] / r['gpus']:.0f}",
-                    eff,
-                    f"{100 * r.get('collective_share', 0):.2f}%",
-                    "PASS" if passed(r) else "FAIL",
-                ]
-            )
-        out.append(
-            f"Weak scaling, {count_text(weak[0]['n_per_gpu'])} floats per GPU; efficiency = the one-GPU run's time "
-            "over this one's (1.00 = perfect):\n\n"
-            + markdown(
-                [
-                    "mode",
-                    "GPUs",
-                    "n",
-                    "median ms (min-max)",
-                    "GB/s",
-                    "GB/s per GPU",
-                    "efficiency",
-                    "collective share",
-                    "check",
-                ],
-                rows,
-            )
-        )
-    return "\n\n".join(out)
+            return field(base, a) / field(r, a) if base and field(r, a) else None
+        return count_text(r["n"]) if a == "n" else field(r, a)
+
+    return markdown([c[3] for c in cols], [[cell(value(r, *c[:3])) or "-" for c in cols] for r in rows])
 
 
 def ablation_table(lines):
     """perf/variants' ablation set as one table: a row per variant, a column per n, each cell the
-    variant's median time over row a's (above 1: faster than step 09 as it is)."""
+    variant's median time over row a's (its vs_a column)."""
     head = next((line.split() for line in lines if line.startswith("log2n")), None)
     if not head or "vs_a" not in head:
         raise ValueError("not the ablation set's text")
@@ -285,10 +260,7 @@ def ablation_table(lines):
             at[row, int(cells[0])] = cells[head.index("vs_a")]
     ns = sorted({n for _, n in at})
     rows = [[f"{r} {names[r]}"] + [at.get((r, n), "-") for n in ns] for r in order]
-    return (
-        "Each variant's time against row a's (step 09 as it is; above 1: faster), the median of interleaved rounds:\n\n"
-        + markdown(["variant"] + [f"2^{n}" for n in ns], rows)
-    )
+    return markdown(["variant"] + [f"2^{n}" for n in ns], rows)
 
 
 # --- Nsight Compute ------------------------------------------------------------------------------

@@ -33,7 +33,8 @@ class RunLists(unittest.TestCase):
             layout="title: t\n  continued\ncolumns: a, b\nceiling: no\ntable bits: n, x\n",
         )
         self.assertEqual(
-            (p.title, p.columns, p.ceiling, p.tables), ("t continued", ["a", "b"], False, {"bits": ["n", "x"]})
+            (p.title, p.columns, p.ceiling, [c[0] for c in p.tables["bits"]["columns"]]),
+            ("t continued", ["a", "b"], False, ["n", "x"]),
         )
         self.assertEqual([r.kind for r in p.runs], ["smoke", "cli", "sanitize", "measure", "profile"])
         self.assertEqual(p.of("profile")[0].fields, ["regex:a|b"])
@@ -254,23 +255,32 @@ class Tables(unittest.TestCase):
         )
         self.assertIn("| a | `k` | 2 | 32 | 62 |", tables.profile_table(tables.read_profile(text)))
 
-    def test_scaling_leaves_out_the_same_bits_modes(self):
-        one = {"n": 1 << 28, "gpus": 2, "median_ms": 1.0, "min_ms": 1.0, "max_ms": 1.0, "gbps": 1.0, "passed": True}
-        recs = [
-            dict(one, mode="single_process"),
-            dict(one, mode="exact", gpus=3),
-            dict(one, mode="reproducible_virtual", gpus=4),
-        ]
-        text = tables.scaling_tables([("run", recs)])
-        self.assertIn("| one process | 2 |", text)
-        self.assertNotIn("| 3 |", text)
-        self.assertNotIn("| 4 |", text)
-        rows = tables.field_table(
-            ["same_as_single", "ranks"], [("run", [{"same_as_single": True, "ranks": 3, "n": 1}, {"ranks": 2}])]
+    def test_declared_tables(self):
+        def table(text, records):
+            return tables.declared_table(tables.parse_table(text, "README.md:1"), [("run", records)])
+
+        one = {"n": 1 << 28, "gpus": 1, "mode": "a", "median_ms": 4.0, "gbps": 10.0, "x": 2.0}
+        recs = [one, dict(one, gpus=2, median_ms=2.0), dict(one, mode="b", gpus=2), dict(one, ranks=3, gpus=4)]
+        text = table("mode, gpus, gbps / gpus as per GPU, median_ms vs gpus=1 as speedup | without ranks", recs)
+        self.assertIn("| mode | gpus | per GPU | speedup |", text)
+        self.assertIn("| a | 2 | 5 | 2 |", text)  # a's one-GPU row over this one's
+        self.assertIn("| b | 2 | 5 | - |", text)  # b has no one-GPU row
+        self.assertNotIn("| 4 |", text)  # left out: it holds ranks
+        small = dict(one, n=1 << 20, gpus=2)
+        self.assertEqual(table("gpus | largest n | with x", [small, dict(one, gpus=3)]).count("\n"), 2)
+        steps = [dict(one, n=1 << k, gpus=2, v=v) for k, v in ((20, 0.5), (22, 1.2), (24, 0.9), (26, 1.1), (28, 1.3))]
+        self.assertEqual(table("mode | crossover v", steps), "- a: v above 1 from n = 2^26 on")
+        self.assertEqual(table("mode | crossover v", steps[:1]), "- a: v above 1 at no n measured")
+        rows = tables.declared_table(
+            tables.parse_table("same_as_single, ranks", "x"),
+            [("run", [{"same_as_single": True, "ranks": 3, "n": 1}, {"ranks": 2}])],
         )
         self.assertEqual(
             rows.count("\n"), 2
-        )  # the header, its rule and one row: the record without the first field is left out
+        )  # the header, its rule and one row: a record without the first column is left out
+        for bad in ("a, b as", "a | sometimes", "a | crossover", "a vs b"):
+            with self.subTest(bad=bad), self.assertRaises(common.Failure):
+                tables.parse_table(bad, "README.md:1")
 
     def test_footer_names_the_table_and_the_sweep_where_they_differ(self):
         folder = common.ROOT / "results" / "h200" / "progression"
