@@ -59,6 +59,13 @@ int exit_code(const char* program, std::int64_t n) {
 
 namespace {
 
+// argv parsed into opt; true when it asks for --help, which is printed then.
+bool parsed_help(Options& opt, int argc, char** argv, const char* program, const char* lesson, const OptionSpec& spec) {
+  opt = parse_options(argc, argv, spec);
+  if (opt.help) std::cout << usage(program, lesson, spec);
+  return opt.help;
+}
+
 // code, unless output never arrived (a full disk, a closed pipe: SIGPIPE is ignored so that the write
 // fails): then 1 with one line, whatever the run computed.
 int flushed(const char* program, int code) {
@@ -236,11 +243,7 @@ int run_bench(const Bench& bench, int argc, char** argv) {
   Options opt;
   opt.n = bench.spec.default_n;
   try {
-    opt = parse_options(argc, argv, bench.spec);
-    if (opt.help) {
-      std::cout << usage(program, bench.lesson, bench.spec);
-      return flushed(program, 0);
-    }
+    if (parsed_help(opt, argc, argv, program, bench.lesson, bench.spec)) return flushed(program, 0);
     if (bench.check) bench.check(opt);
     const DeviceInfo device = bench.opens_own_devices ? DeviceInfo{} : open_device(opt.device);
     Emitter emit(opt.format, bench);
@@ -264,11 +267,7 @@ int run_step(const Step& step, int argc, char** argv) {
   Options opt;
   opt.n = bench.spec.default_n;
   try {
-    opt = parse_options(argc, argv, bench.spec);
-    if (opt.help) {
-      std::cout << usage(step.name, step.lesson, bench.spec);
-      return flushed(step.name, 0);
-    }
+    if (parsed_help(opt, argc, argv, step.name, step.lesson, bench.spec)) return flushed(step.name, 0);
     const DeviceInfo device = open_device(opt.device);
     const LaunchConfig cfg{opt.block, device.ordinal, device.sm_count};
     Testbed<float> bed(opt, device, step.scratch_bytes(opt.n, cfg));

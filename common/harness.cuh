@@ -241,14 +241,15 @@ int guarded_main(const char* program, const std::int64_t& n, const std::function
 // testEngine: a step fills one Bench record and its main() is one line, run_bench(bench, argc, argv).
 // The harness owns everything else: the one command line (the progression's options with the same
 // meanings, plus the step's own, from OptionSpec), --help with the same sections, the device, the exit
-// codes (guarded_main), and the one record format (Emitter: text, csv or json; csv prints its
+// codes (exit_code), and the one record format (Emitter: text, csv or json; csv prints its
 // header once, then one line per record).
 //
 // A step's measure() receives the parsed options and the opened device (none when the Bench says it
-// opens its own devices, as the multi-GPU step does), runs and times as it needs (Testbed::time and
-// Testbed::rival, run_slots, time_runs, ensure_device_memory), fills the record through the engine (below) and hands each finished Report to
-// emit(); a sweep emits several. The run's exit code is 0 when every emitted report passed, 1 otherwise (and
-// when none was emitted).
+// opens its own devices, as the multi-GPU step does), states what it measures in one call
+// (Testbed::measure with a Measurement, at the end of this file) and hands the record to emit(); a
+// sweep emits several. The run's exit code is 0 when every emitted report passed, 1 otherwise (and when
+// none was emitted). A program that times in its own way (16's GPUs) fills the record with the pieces
+// below, in the order Testbed::measure calls them.
 struct Bench;
 class Emitter {
  public:
@@ -281,14 +282,10 @@ struct Bench {
 int run_bench(const Bench& bench, int argc, char** argv);
 
 // ---------------------------------------------------------------------------------------------
-// The record, filled by the engine. A step's measure() runs and times what it compares, then:
-//   Report r = fill_common(emit, opt, device);    step, lesson, device, n, pattern, seed, iters, warmup,
-//                                                 runs_total, block (the rule's), the determinism claim
-//   fill_timing(r, mine, shape);                  the step's timed runs and its first launch's shape
-//   check_runs(r, verdict);                       every run checked; the first wrong one shown and told
-//   finish(r, input_unchanged);                   passed, fits_in_l2, the rates, the other diagnostics
-//   add_rival(r, bed.rival(rival), verdict);      each rival, timed like the step and checked (below)
-// and adds only its own fields (r.extra, prefixed) before emit(r).
+// The record's pieces, as Testbed::measure fills them: fill_common (step, lesson, device, n, pattern, seed,
+// iters, warmup, runs_total, block, the determinism claim), fill_timing (the timed runs and the launch
+// shape), check_runs (every run checked, the first wrong one told), finish (passed, fits_in_l2, the rates),
+// the step's own fields, then add_rival for each rival.
 
 Report fill_common(const Bench& bench, const Options& opt, const DeviceInfo& device);
 inline Report fill_common(const Emitter& emit, const Options& opt, const DeviceInfo& device) {
