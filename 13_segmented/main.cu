@@ -20,7 +20,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   const std::int64_t covered = offsets.back() - offsets.front();
   // > 0: every segment has this length, which CUB 3.5's fixed-size overload takes (an int there).
   const std::int64_t equal_length = step13::equal_length(offsets) <= INT_MAX ? step13::equal_length(offsets) : 0;
-  const std::string& how = opt.extra.at("--search");
+  const std::string& how = step13::args().search;
   const auto search = how == "kernel"  ? step13::Search::kernel
                       : how == "block" ? step13::Search::block
                                        : step13::Search::automatic;

@@ -177,17 +177,26 @@ std::vector<reduce::ExtraOption> options() {
   // powerlaw first: the default, a mix of every tier.
   for (std::size_t i = 0; i < names.size(); ++i)
     if (names[i] == "powerlaw") std::swap(names[i], names[0]);
-  return {{"--segments", names, described},
-          {"--offsets", {}, "a file of S + 1 integers (white space between) instead of --segments", "FILE"},
-          {"--segment-size", {}, "segments of L floats each (n / L of them), no offsets read: the fixed-size mode",
-           "L", "", false, [](const std::string& v) -> std::string {
-             const auto len = reduce::parse_count(v);
-             return len && *len >= 1 ? "" : "a segment length from 1 to n: 16, 1000, 4K or 2^10";
-           }},
-          {"--search", {"auto", "kernel", "block"},
-           "where each tile's first segment is found in the offsets: auto (a kernel of its own where\n"
-           "                     the segments outnumber the tiles of 32768 floats, else each block),\n"
-           "                     kernel, or block (the record's \"search\" says which ran)"}};
+  reduce::ExtraOption size{"--segment-size", {}, "segments of L floats each (n / L of them), no offsets read: the "
+                           "fixed-size mode", "L"};
+  size.check = [](const std::string& v) -> std::string {
+    const auto len = reduce::parse_count(v);
+    return len && *len >= 1 ? "" : "a segment length from 1 to n: 16, 1000, 4K or 2^10";
+  };
+  size.set = [](const std::string& v) { args().segment_size = *reduce::parse_count(v); };
+  return {reduce::choice_option("--segments", args().segments, names, described),
+          reduce::text_option("--offsets", args().offsets,
+                              "a file of S + 1 integers (white space between) instead of --segments", "FILE"),
+          size,
+          reduce::choice_option("--search", args().search, {"auto", "kernel", "block"},
+                                "where each tile's first segment is found in the offsets: auto (a kernel of its own where\n"
+                                "                     the segments outnumber the tiles of 32768 floats, else each block),\n"
+                                "                     kernel, or block (the record's \"search\" says which ran)")};
+}
+
+Args& args() {
+  static Args a;
+  return a;
 }
 
 reduce::OptionSpec spec() {
@@ -211,7 +220,7 @@ void check_options(const reduce::Options& opt) {
       throw reduce::UsageError("--segment-size replaces --segments and --offsets: give one of them");
     if (opt.has("--search"))
       throw reduce::UsageError("--search applies to offsets; with --segment-size every block computes its own");
-    const std::int64_t len = *reduce::parse_count(opt.extra.at("--segment-size"));
+    const std::int64_t len = args().segment_size;
     if (len > opt.n)
       throw reduce::UsageError("--segment-size " + std::to_string(len) + " is longer than n = " + std::to_string(opt.n) +
                                ": no whole segment");
@@ -219,19 +228,19 @@ void check_options(const reduce::Options& opt) {
   }
   if (!opt.has("--offsets")) return;
   if (opt.has("--segments")) throw reduce::UsageError("--offsets replaces --segments: give one of them");
-  validate_offsets(read_offsets(opt.extra.at("--offsets"), opt.n), opt.n);
+  validate_offsets(read_offsets(args().offsets, opt.n), opt.n);
 }
 
 Layout layout_of(const reduce::Options& opt) {
   Layout l;
-  const std::string file = opt.extra.at("--offsets");
-  l.fixed = opt.has("--segment-size") ? *reduce::parse_count(opt.extra.at("--segment-size")) : 0;
+  const std::string file = args().offsets;
+  l.fixed = opt.has("--segment-size") ? args().segment_size : 0;
   l.offsets = l.fixed > 0      ? fixed_offsets(opt.n, l.fixed)
-              : file.empty() ? make_offsets(opt.extra.at("--segments"), opt.n, opt.seed)
+              : file.empty() ? make_offsets(args().segments, opt.n, opt.seed)
                              : read_offsets(file, opt.n);
   validate_offsets(l.offsets, opt.n);
   l.distribution = l.fixed > 0     ? "fixed:" + std::to_string(l.fixed)
-                   : file.empty() ? opt.extra.at("--segments")
+                   : file.empty() ? args().segments
                                   : "file:" + file;
   return l;
 }

@@ -55,7 +55,15 @@ Offsets read_offsets(const std::string& path, std::int64_t n);
 // int pattern, else |gpu - ref| <= reduce::tolerance_for(b - a, sum |x|). NaN never passes.
 reduce::Reference segment_reference(const float* x, std::int64_t a, std::int64_t b);
 
-// The step's own options (--segments, --offsets, --segment-size, --search), as the harness takes them.
+// The step's own options (--segments, --offsets, --segment-size, --search), as the harness takes them,
+// each bound to its field of args() (the values once parsed; before, the defaults).
+struct Args {
+  std::string segments;           // --segments: a distribution's name
+  std::string offsets;            // --offsets FILE ("": none)
+  std::int64_t segment_size = 0;  // --segment-size L (0: none)
+  std::string search;             // --search: auto, kernel or block
+};
+Args& args();
 std::vector<reduce::ExtraOption> options();
 // The whole command line: the summary, those options, the block rule (chosen inside) and --help's notes.
 reduce::OptionSpec spec();
