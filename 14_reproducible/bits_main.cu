@@ -25,6 +25,10 @@ namespace {
 constexpr const char* kProgram = "14_reproducible_bits";
 constexpr const char* kBitsFile = "14_reproducible/reproducible_bits.txt";
 
+std::string check_file, write_file;  // --check FILE, --write FILE ("": none)
+bool subset = false, cpu = false;    // --subset, --cpu
+std::int64_t grid = 0;               // --grid G (0: the step's own)
+
 reduce::OptionSpec spec() {
   reduce::OptionSpec s;
   s.summary = "Sums the fixed (n, pattern, seed) cases of step 14's bits file on the GPU (or with --cpu on the\n"
@@ -32,18 +36,20 @@ reduce::OptionSpec spec() {
               "or the engine's one record of the run (--format json or csv: the counts, what ran, passed)";
   s.method = "Nothing is timed: the bits are the result.";
   s.block = step14::kStep.block;
-  reduce::ExtraOption check{"--check", {}, std::string("compare every case's bits and value with FILE, a regular file\n") +
-                                              "                   of at most 1 MiB (" + kBitsFile + ");\n"
-                                              "                   exit 1 when a case differs or is missing", "FILE"};
-  reduce::ExtraOption subset{"--subset", {}, "with --check: run and compare only the cases FILE holds"};
-  subset.flag = true;
-  reduce::ExtraOption write{"--write", {}, "write the cases' bits to FILE, with the device named in its header\n"
-                                           "                   (a file is replaced by a rename; a device or FIFO written in place)", "FILE"};
-  reduce::ExtraOption cpu{"--cpu", {}, "the CPU model of the order instead of the GPU"};
-  cpu.flag = true;
-  reduce::ExtraOption grid{"--grid", {}, "blocks (default: the device's SMs x resident blocks per SM), to imitate another GPU", "G"};
-  grid.check = reduce::integer_in(1, 0x7fffffff);
-  s.extra = {check, subset, write, cpu, grid};
+  s.extra = {reduce::text_option("--check", check_file,
+                                 std::string("compare every case's bits and value with FILE, a regular file\n") +
+                                     "                   of at most 1 MiB (" + kBitsFile + ");\n"
+                                     "                   exit 1 when a case differs or is missing",
+                                 "FILE"),
+             reduce::flag_option("--subset", subset, "with --check: run and compare only the cases FILE holds"),
+             reduce::text_option("--write", write_file,
+                                 "write the cases' bits to FILE, with the device named in its header\n"
+                                 "                   (a file is replaced by a rename; a device or FIFO written in place)",
+                                 "FILE"),
+             reduce::flag_option("--cpu", cpu, "the CPU model of the order instead of the GPU"),
+             reduce::integer_option("--grid", grid, 1, 0x7fffffff,
+                                    "blocks (default: the device's SMs x resident blocks per SM), to imitate another GPU",
+                                    "G")};
   const char* fixed = "the cases of the bits file fix n, pattern and seed";
   s.refused = {{"--n", fixed}, {"--pattern", fixed}, {"--seed", fixed},
                {"--iters", "each case is summed once: the bits are the result, nothing is timed"},
@@ -55,8 +61,7 @@ reduce::OptionSpec spec() {
 // The run as the engine's one record (--format json or csv): n counts the elements of every case, a
 // "run" is a case (correct: compared and the same), and it passed as the check did (no check: it ran).
 void emit_record(const reduce::Options& opt, const reduce::DeviceInfo& device, const std::string& source,
-                 std::int64_t elements, int cases, const step14::BitsCheck* check, const std::string& check_file,
-                 const std::string& first_differ) {
+                 std::int64_t elements, int cases, const step14::BitsCheck* check, const std::string& first_differ) {
   reduce::Bench bench{kProgram, "the bits of step 14's fixed cases"};
   bench.spec.block = step14::kStep.block;
   reduce::Report r = reduce::fill_common(bench, opt, device);
@@ -89,9 +94,6 @@ int run(int argc, char** argv) {
     std::cout << reduce::usage(kProgram, "the bits of step 14's fixed cases", s);
     return 0;
   }
-  const std::string check_file = opt.extra.at("--check"), write_file = opt.extra.at("--write");
-  const bool cpu = !opt.extra.at("--cpu").empty(), subset = !opt.extra.at("--subset").empty();
-  const std::int64_t grid = opt.extra.at("--grid").empty() ? 0 : std::stoll(opt.extra.at("--grid"));
   if (cpu && (opt.has("--block") || opt.has("--grid") || opt.has("--device")))
     throw reduce::UsageError("--cpu: sums on the CPU model of the order, so --block, --grid and --device mean nothing");
   if (subset && check_file.empty()) throw reduce::UsageError("--subset: needs --check FILE (it runs the cases FILE holds)");
@@ -135,7 +137,7 @@ int run(int argc, char** argv) {
   });
   if (output) output->commit(text);
   const bool passed = !check || check->passed();
-  if (!lines) emit_record(opt, device, source, elements, static_cast<int>(cases.size()), check.get(), check_file, first_differ);
+  if (!lines) emit_record(opt, device, source, elements, static_cast<int>(cases.size()), check.get(), first_differ);
   if (check && lines) std::cout << check->summary(check_file) << "\n";
   if (passed) return 0;
   std::fprintf(stderr, "%s: %s\n", kProgram, check->summary(check_file).c_str());
