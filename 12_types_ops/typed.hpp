@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness.cuh"
+#include "reference.hpp"
 #include "types_ops.cuh"
 
 namespace step12 {

@@ -25,20 +25,17 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Runs body(begin, end) over [0, n) split into contiguous slices, one per hardware thread.
-template <typename Body>
-void parallel_for(std::int64_t n, Body body) {
+
+}  // namespace
+
+void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& body) {
   const std::int64_t threads = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, 64);
   const std::int64_t slices = std::min<std::int64_t>(threads, std::max<std::int64_t>(1, n / (1 << 16)));
   std::vector<std::thread> pool;
   for (std::int64_t t = 0; t < slices; ++t)
-    pool.emplace_back([=] { body(n * t / slices, n * (t + 1) / slices); });
+    pool.emplace_back([=, &body] { body(n * t / slices, n * (t + 1) / slices); });
   for (auto& th : pool) th.join();
 }
-
-constexpr std::int64_t kChunk = std::int64_t{1} << 16;
-
-}  // namespace
 
 namespace {
 
@@ -102,11 +99,11 @@ T pattern_value(Pattern p, std::uint64_t seed, std::int64_t i) {
     case Pattern::uniform: return random_unit<T>(h);
     case Pattern::mixed: return mixed_value<T>(h);
     case Pattern::nan:
-      if (i == 1 || rare == 0) return kFloat ? std::numeric_limits<T>::quiet_NaN() : max_identity<T>();
+      if (i == 1 || rare == 0) return kFloat ? std::numeric_limits<T>::quiet_NaN() : std::numeric_limits<T>::lowest();
       return mixed_value<T>(h);
     case Pattern::inf:
-      if (i == 2 || rare == 1) return kFloat ? std::numeric_limits<T>::infinity() : min_identity<T>();
-      if (i == 4 || rare == 2) return kFloat ? -std::numeric_limits<T>::infinity() : max_identity<T>();
+      if (i == 2 || rare == 1) return kFloat ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+      if (i == 4 || rare == 2) return kFloat ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
       return mixed_value<T>(h);
     case Pattern::ties:
       if constexpr (kFloat) return (h >> 63) ? T(-0.0) : T(0.0);
@@ -119,7 +116,8 @@ T pattern_value(Pattern p, std::uint64_t seed, std::int64_t i) {
         return negative ? -m : m;
       } else {
         const T off = static_cast<T>((h >> 32) & 7);
-        return negative ? static_cast<T>(max_identity<T>() + off) : static_cast<T>(min_identity<T>() - off);
+        return negative ? static_cast<T>(std::numeric_limits<T>::lowest() + off)
+                        : static_cast<T>(std::numeric_limits<T>::max() - off);
       }
     }
     case Pattern::normal:
@@ -147,53 +145,18 @@ void fill_input_at(T* out, std::int64_t first, std::int64_t n, Pattern p, std::u
   });
 }
 
-template <typename T>
-TypedReference<T> typed_reference(const T* x, std::int64_t n, bool moments) {
-  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<TypedReference<T>> part(chunks);
-  auto chunk_range = [&](std::int64_t c) { return std::pair{c * kChunk, std::min(n, (c + 1) * kChunk)}; };
-  parallel_for(chunks, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t c = begin; c < end; ++c) {
-      TypedReference<T>& r = part[c];
-      const auto [lo, hi] = chunk_range(c);
-      for (std::int64_t i = lo; i < hi; ++i) {
-        const long double v = static_cast<long double>(x[i]);
-        r.sum += v;
-        r.abs_sum += std::fabs(v);
-        r.sum_squares += v * v;
-        r.exact_sum = wrapping_add(r.exact_sum, static_cast<sum_t<T>>(x[i]));
-        r.min = min_of(r.min, x[i]);
-        r.max = max_of(r.max, x[i]);
-      }
-    }
-  });
-  TypedReference<T> r;
-  r.count = n;
-  for (const TypedReference<T>& p : part) {
-    r.sum += p.sum;
-    r.abs_sum += p.abs_sum;
-    r.sum_squares += p.sum_squares;
-    r.exact_sum = wrapping_add(r.exact_sum, p.exact_sum);
-    r.min = min_of(r.min, p.min);
-    r.max = max_of(r.max, p.max);
-  }
-  if (moments && n > 0) {
-    r.mean = r.sum / n;
-    std::vector<long double> m2(chunks);
-    parallel_for(chunks, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t c = begin; c < end; ++c) {
-        const auto [lo, hi] = chunk_range(c);
-        for (std::int64_t i = lo; i < hi; ++i) m2[c] += (x[i] - r.mean) * (x[i] - r.mean);
-      }
-    });
-    for (long double v : m2) r.m2 += v;
-  }
-  return r;
-}
-
 Reference reference_sum(const float* x, std::int64_t n) {
-  const TypedReference<float> r = typed_reference(x, n, /*moments=*/false);
-  return Reference{static_cast<double>(r.sum), static_cast<double>(r.abs_sum)};
+  struct Sums {
+    long double sum = 0, abs_sum = 0;  // as precise as the CPU gives (x87: 64-bit mantissa)
+  };
+  const Sums s = fold_chunks(
+      x, n, Sums{},
+      [](Sums& a, float v) {
+        a.sum += static_cast<long double>(v);
+        a.abs_sum += std::fabs(static_cast<long double>(v));
+      },
+      [](Sums& a, const Sums& b) { a.sum += b.sum, a.abs_sum += b.abs_sum; });
+  return Reference{static_cast<double>(s.sum), static_cast<double>(s.abs_sum)};
 }
 
 double time_cpu_sum(const float* x, std::int64_t n, int runs, float* result) {
@@ -223,12 +186,9 @@ double tolerance_for(std::int64_t n, double abs_sum, double unit_roundoff) {
   return unit_roundoff * chain * abs_sum;
 }
 
-namespace {
-// An exact comparison is fair when the integer sum stays below 2^digits of the accumulator.
 bool exact_sum_is_fair(Pattern p, long double sum, int digits) {
   return p == Pattern::integers && std::fabs(sum) <= std::ldexp(1.0L, digits);
 }
-}  // namespace
 
 bool uses_exact_check(Pattern p, const Reference& ref) { return exact_sum_is_fair(p, ref.sum, 24); }
 
@@ -254,82 +214,14 @@ Check check_result(float gpu, const Reference& ref, std::int64_t n, Pattern p) {
   return c;
 }
 
-namespace {
-
-// The check of a sum of n values of T in accumulator S.
-template <typename T, typename S>
-Check check_sum(S gpu, const TypedReference<T>& ref, Pattern p) {
-  if constexpr (std::is_integral_v<S>) return check_value(gpu, ref.exact_sum, true, 0.0);  // exact, wrapped
-  else
-    return check_value(gpu, ref.sum, exact_sum_is_fair(p, ref.sum, std::numeric_limits<S>::digits),
-                       tolerance_for(ref.count, static_cast<double>(ref.abs_sum), unit_roundoff<S>()));
-}
-
-}  // namespace
-
-template <typename T, Op O>
-Check check_typed(const typename op_t<O, T>::State& gpu, const TypedReference<T>& ref, Pattern p, std::string* failed) {
-  if constexpr (O == Op::sum) return check_sum(gpu, ref, p);
-  else if constexpr (O == Op::min) return check_value(gpu, ref.min, true, 0.0);
-  else if constexpr (O == Op::max) return check_value(gpu, ref.max, true, 0.0);
-  else {
-    using R = real_t<T>;
-    const double u = unit_roundoff<R>();
-    const std::int64_t n = ref.count;
-    const double squares_tol = tolerance_for(n, static_cast<double>(ref.sum_squares), u);
-    const std::pair<const char*, Check> fields[] = {
-        {"count", check_value(gpu.moments.count, n, true, 0.0)},
-        {"sum", check_sum(gpu.sum, ref, p)},
-        {"min", check_value(gpu.min, ref.min, true, 0.0)},
-        {"max", check_value(gpu.max, ref.max, true, 0.0)},
-        {"sum_squares", check_value(gpu.sum_squares, ref.sum_squares, false, squares_tol)},
-        {"mean", check_value(gpu.moments.mean, ref.mean, false,
-                             n > 0 ? tolerance_for(n, static_cast<double>(ref.abs_sum), u) / n : 0.0)},
-        {"m2", check_value(gpu.moments.m2, ref.m2, false, 2.0 * squares_tol)},
-    };
-    // Reported: the first field that failed, or else the mean's check.
-    for (const auto& [name, c] : fields)
-      if (!c.passed) {
-        if (failed) *failed = name;
-        return c;
-      }
-    return fields[5].second;
-  }
-}
-
 #define REDUCE_TYPED_INPUT(T)                                                                        \
   template T pattern_value<T>(Pattern, std::uint64_t, std::int64_t);                                \
   template void fill_input<T>(T*, std::int64_t, Pattern, std::uint64_t);                            \
-  template void fill_input_at<T>(T*, std::int64_t, std::int64_t, Pattern, std::uint64_t);            \
-  template TypedReference<T> typed_reference<T>(const T*, std::int64_t, bool);                      \
-  template Check check_typed<T, Op::sum>(const op_t<Op::sum, T>::State&, const TypedReference<T>&, Pattern, std::string*); \
-  template Check check_typed<T, Op::min>(const op_t<Op::min, T>::State&, const TypedReference<T>&, Pattern, std::string*); \
-  template Check check_typed<T, Op::max>(const op_t<Op::max, T>::State&, const TypedReference<T>&, Pattern, std::string*); \
-  template Check check_typed<T, Op::stats>(const op_t<Op::stats, T>::State&, const TypedReference<T>&, Pattern, std::string*);
+  template void fill_input_at<T>(T*, std::int64_t, std::int64_t, Pattern, std::uint64_t);
 REDUCE_TYPED_INPUT(float)
 REDUCE_TYPED_INPUT(double)
 REDUCE_TYPED_INPUT(std::int32_t)
 REDUCE_TYPED_INPUT(std::int64_t)
 #undef REDUCE_TYPED_INPUT
-
-const char* to_string(Type t) {
-  switch (t) {
-    case Type::f32: return "float";
-    case Type::f64: return "double";
-    case Type::i32: return "int32";
-    case Type::i64: return "int64";
-  }
-  return "?";
-}
-
-const char* to_string(Op o) {
-  switch (o) {
-    case Op::sum: return "sum";
-    case Op::min: return "min";
-    case Op::max: return "max";
-    case Op::stats: return "stats";
-  }
-  return "?";
-}
 
 }  // namespace reduce

@@ -1,12 +1,14 @@
 // Input generation, the CPU reference, the CPU baseline and the validation rule (CPU only).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 #include <utility>
 
-#include "ops.hpp"
 #include "options.hpp"
 
 namespace reduce {
@@ -49,6 +51,27 @@ void fill_input(T* out, std::int64_t n, Pattern p, std::uint64_t seed);
 template <typename T>
 void fill_input_at(T* out, std::int64_t first, std::int64_t n, Pattern p, std::uint64_t seed);
 
+// Runs body(begin, end) over [0, n) split into contiguous slices, one per hardware thread.
+void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& body);
+
+// The one reduction of the CPU references: x[0..n) in fixed chunks of kReferenceChunk elements, each
+// folded into an Acc of its own by add(acc, x[i]) on one of the CPU's threads, then the chunks' Accs
+// merged in order by merge(total, chunk): the result does not depend on the number of threads.
+constexpr std::int64_t kReferenceChunk = std::int64_t{1} << 16;
+template <typename T, typename Acc, typename Add, typename Merge>
+Acc fold_chunks(const T* x, std::int64_t n, const Acc& init, Add add, Merge merge) {
+  const std::int64_t chunks = (n + kReferenceChunk - 1) / kReferenceChunk;
+  std::vector<Acc> part(static_cast<std::size_t>(chunks), init);
+  parallel_for(chunks, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t c = begin; c < end; ++c)
+      for (std::int64_t i = c * kReferenceChunk, e = std::min(n, (c + 1) * kReferenceChunk); i < e; ++i)
+        add(part[c], x[i]);
+  });
+  Acc total = init;
+  for (const Acc& p : part) merge(total, p);
+  return total;
+}
+
 // The reference: the exact-as-possible sum in double, plus sum |x| (it scales the tolerance).
 // Fixed 64K-element chunks, each summed in double, chunk sums added in order: the result does not
 // depend on the number of CPU threads, and is exact for the int pattern (integers below 2^53).
@@ -57,19 +80,6 @@ struct Reference {
   double abs_sum = 0.0;
 };
 Reference reference_sum(const float* x, std::int64_t n);
-
-// The reference for every operator over any type, in one parallel pass (and a second for the moments
-// when asked): the same fixed chunks as reference_sum, so the result does not depend on the CPU.
-template <typename T>
-struct TypedReference {
-  std::int64_t count = 0;
-  long double sum = 0, abs_sum = 0, sum_squares = 0;  // as precise as the CPU gives (x87: 64-bit mantissa)
-  sum_t<T> exact_sum = 0;                             // integers: the exact sum (int64: modulo 2^64)
-  T min = min_identity<T>(), max = max_identity<T>(); // min_of / max_of (ops.hpp): exact
-  long double mean = 0, m2 = 0;                       // two-pass: the mean, then sum (x - mean)^2
-};
-template <typename T>
-TypedReference<T> typed_reference(const T* x, std::int64_t n, bool moments);
 
 // The speedup baseline: the plain loop `float s = 0; for (...) s += x[i];` on one core, as a student
 // would write it first. Compiled without fast-math, so the compiler keeps the serial order and
@@ -98,6 +108,8 @@ struct Check {
   bool passed = false;
 };
 double tolerance_for(std::int64_t n, double abs_sum, double unit_roundoff = 0x1.0p-24);
+// An exact comparison is fair when the int pattern's integer sum stays below 2^digits of the accumulator.
+bool exact_sum_is_fair(Pattern p, long double sum, int digits);
 bool uses_exact_check(Pattern p, const Reference& ref);
 Check check_result(float gpu, const Reference& ref, std::int64_t n, Pattern p);
 
@@ -123,16 +135,5 @@ constexpr double unit_roundoff() { return std::is_same_v<R, float> ? 0x1.0p-24 :
 // a NaN or infinite reference must be matched as it is (an input with NaN or inf sums to NaN or inf);
 // a finite one within the tolerance, and then NaN and inf never pass.
 Check check_value(long double gpu, long double ref, bool exact, double tolerance);
-
-// A result of op O over n elements of type T (its State, ops.hpp) against the reference.
-// Exact for integers, min and max, and for float sums of the int pattern (the rule above); float and
-// double sums within tolerance_for(n, sum|x|, u) with the unit roundoff u of the accumulator; stats
-// field by field: count, min and max exact, sum as a sum, the sum of squares within
-// tolerance_for(n, sum x^2, u), the mean within tolerance_for(n, sum|x|, u) / n, M2 within
-// 2 * tolerance_for(n, sum x^2, u) (Chan's merges add a rounding per level of the tree, bounded like
-// a sum's by sum x^2 = M2 + n * mean^2). `failed` names the first field that failed.
-template <typename T, Op O>
-Check check_typed(const typename op_t<O, T>::State& gpu, const TypedReference<T>& ref, Pattern p,
-                  std::string* failed = nullptr);
 
 }  // namespace reduce

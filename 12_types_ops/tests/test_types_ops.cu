@@ -13,6 +13,7 @@
 
 #include "12_types_ops/types_ops.cuh"
 #include "device.cuh"
+#include "12_types_ops/reference.hpp"
 #include "input.hpp"
 #include "tests/gpu_test_util.hpp"
 

@@ -1,5 +1,5 @@
-// The harness beyond a float sum: operators (ops.hpp), typed patterns, the typed reference and
-// check, step-specific options, and the report's extra fields. CPU only.
+// 12_types_ops's typed pieces: operators (ops.hpp), typed patterns, the typed reference and check
+// (reference.hpp), step-specific options, and the report's extra fields. CPU only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "12_types_ops/reference.hpp"
 #include "input.hpp"
 #include "ops.hpp"
 #include "options.hpp"
