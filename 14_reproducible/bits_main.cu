@@ -116,7 +116,7 @@ int run(int argc, char** argv) {
              std::to_string(opt.block) + (grid ? ", grid " + std::to_string(grid) : ", default grid");
     sum = [&](const float* host, std::int64_t n) {
       const reduce::LaunchConfig cfg{opt.block, opt.device, device.sm_count, grid};
-      reduce::ensure_device_memory(static_cast<std::size_t>(n) * sizeof(float) + step14::scratch_bytes(n, cfg));
+      reduce::fits_on_device(n, sizeof(float), step14::scratch_bytes(n, cfg), device);
       reduce::DeviceBuffer<float> in(static_cast<std::size_t>(n));
       if (n > 0) CUDA_CHECK(cudaMemcpy(in.get(), host, n * sizeof(float), cudaMemcpyHostToDevice));
       CUDA_CHECK(cudaDeviceSynchronize());

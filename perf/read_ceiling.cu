@@ -23,7 +23,7 @@ constexpr std::int64_t kTile = std::int64_t{kBlock} * kLoads;  // float4s per bl
 void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduce::Emitter& emit) {
   const std::int64_t vectors = reduce::ceil_div(opt.n, 4);
   const std::int64_t blocks = std::max<std::int64_t>(reduce::ceil_div(vectors, kTile), 1);
-  reduce::ensure_device_memory(vectors * 16 + blocks * 4 + 2 * device.l2_bytes + (64 << 20));
+  reduce::fits_on_device(vectors, 16, blocks * 4, device);
   reduce::DeviceBuffer<float4> in(std::max<std::int64_t>(vectors, 1));
   reduce::DeviceBuffer<float> sink(blocks);
   reduce::L2Flusher flusher(device);

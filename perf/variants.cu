@@ -431,7 +431,7 @@ bool set_ablation(const Out& out, const std::vector<int>& logs, const reduce::De
   constexpr int kRounds = 5, kIters = 20, kWarmup = 2;
   const reduce::Pattern pattern = reduce::Pattern::integers;
   const std::int64_t max_n = std::int64_t{1} << *std::max_element(logs.begin(), logs.end());
-  reduce::ensure_device_memory(max_n * sizeof(float) + 2 * device.l2_bytes + (64 << 20));
+  reduce::fits_on_device(max_n, sizeof(float), 0, device);
   std::vector<float> host(max_n);
   reduce::fill_input(host.data(), max_n, pattern, 1);  // each size reads a prefix: the same values
   DeviceBuffer<float> in(max_n);
