@@ -2,8 +2,8 @@
   gain_<step>.png   the step's time against the previous step's at every n of the sweeps, one line per GPU
   sweep_<gpu>.png   GB/s against n for every step, with the read ceiling
   steps_<gpu>.png   every step's GB/s at the table's n, the read ceiling as a line
-  crossover_<gpu>.png  16_multi_gpu: time against n in each mode, a line per GPU count and one for the
-                    mode's step alone on one GPU (timed in the same rounds), from every machine of that GPU
+  NAME_<gpu>.png    a figure a step's README layout declares (figure NAME:, runlist.py), from every
+                    machine of that GPU
 All are drawn before any is written, then written together."""
 
 import io
@@ -41,69 +41,68 @@ def plans(data):
         if g.sweep:
             out[f"sweep_{g.folder.name}.png"] = lambda plt, g=g: sweep(plt, data, g)
         out[f"steps_{g.folder.name}.png"] = lambda plt, g=g: steps(plt, g)
-    for gpu, folders in crossover_folders(data).items():
-        out[f"crossover_{gpu}.png"] = lambda plt, gpu=gpu, f=folders: crossover(plt, gpu, f)
+    for (step, name, gpu), (spec, folders) in declared(data).items():
+        out[f"{name}_{gpu}.png"] = lambda plt, s=step, sp=spec, f=folders: figure(plt, s, sp, f)
     return out
 
 
-MULTI_GPU = "16_multi_gpu"
-MODES = {"ordinary": ("single_process",), "reproducible": ("reproducible",), "exact": ("exact",)}
-
-
-def crossover_folders(data):
-    """{gpu: 16's record folders of every machine of that GPU (h200, h200_x2, h200_x4)} where a sweep of
-    one mode holds more than one n on more than one GPU."""
+def declared(data):
+    """{(step, figure, gpu): (the figure's spec, the record folders of every machine of that GPU)}: the figures
+    the steps' README layouts declare (figure NAME:), where a line holds more than one point."""
     out = {}
-    for b in data.beyond.get(MULTI_GPU, []):
-        out.setdefault(b.folder.parent.name.split("_x")[0], []).append(b)
-    return {gpu: bs for gpu, bs in out.items() if any(len(lines) > 1 for lines in crossover_lines(bs).values())}
+    for step, held in data.beyond.items():
+        for b in held:
+            for name, spec in (b.plan.figures if b.plan else {}).items():
+                out.setdefault((step, name, b.folder.parent.name.split("_x")[0]), (spec, []))[1].append(b)
+    return {k: v for k, v in out.items() if any(len(points) > 1 for points in figure_lines(*v).values())}
 
 
-def crossover_lines(folders):
-    """{(mode, label): {n: median ms}}: a line per GPU count of each mode (records over the whole array,
-    no virtual ranks, one process), and per mode its step alone on one GPU; the first record of a point wins."""
+def figure_lines(spec, folders):
+    """{(panel label, line label): {x: y}}: a line per value of the lines field in each panel, and the alone
+    field's line per panel; the first record of a point wins."""
+    field, panels = spec["panels"]
     lines = {}
     for b in folders:
         for _, records in b.results:
             for r in records:
-                mode = next((m for m, names in MODES.items() if r.get("mode") in names), None)
-                if mode is None or r.get("n_per_gpu") or not isinstance(r.get("gpus"), int):
+                panel = next((label for value, label in panels if str(r.get(field)) == value), None)
+                if panel is None or any(r.get(w) for w in spec["without"]) or r.get(spec["y"]) is None:
                     continue
-                n = int(r["n"])
-                lines.setdefault((mode, f"{r['gpus']} GPU" + "s" * (r["gpus"] > 1)), {}).setdefault(n, r["median_ms"])
-                if r.get("single_gpu_median_ms"):
-                    lines.setdefault((mode, "1 GPU, the step alone"), {}).setdefault(n, r["single_gpu_median_ms"])
+                x = r[spec["x"]]
+                key = (panel, f"{r.get(spec['lines'][0])} {spec['lines'][1]}")
+                lines.setdefault(key, {}).setdefault(x, r[spec["y"]])
+                if spec["alone"] and r.get(spec["alone"][0]):
+                    lines.setdefault((panel, spec["alone"][1]), {}).setdefault(x, r[spec["alone"][0]])
     return {k: v for k, v in lines.items() if len(v) > 1}
 
 
-def crossover(plt, gpu, folders):
-    lines = crossover_lines(folders)
-    fig, axes = plt.subplots(1, len(MODES), figsize=(12, 3.6), sharey=True)
-    for ax, mode in zip(axes, MODES):
-        for (m, label), points in sorted(lines.items(), key=lambda kv: (kv[0][1].endswith("alone"), kv[0][1])):
-            if m == mode:
-                ns = sorted(points)
-                alone = label.endswith("alone")
+def figure(plt, step, spec, folders):
+    lines = figure_lines(spec, folders)
+    panels = [label for _, label in spec["panels"][1]]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), sharey=True, squeeze=False)
+    alone = spec["alone"][1] if spec["alone"] else None
+    for ax, panel in zip(axes[0], panels):
+        for (p, label), points in sorted(lines.items(), key=lambda kv: (kv[0][1] == alone, kv[0][1])):
+            if p == panel:
+                xs = sorted(points)
+                lone = label == alone
                 ax.plot(
-                    ns,
-                    [points[n] for n in ns],
-                    marker="" if alone else "o",
+                    xs,
+                    [points[x] for x in xs],
+                    marker="" if lone else "o",
                     ms=3,
-                    lw=2 if alone else 1.2,
-                    ls="--" if alone else "-",
-                    color="black" if alone else None,
+                    lw=2 if lone else 1.2,
+                    ls="--" if lone else "-",
+                    color="black" if lone else None,
                     label=label,
                 )
         ax.set_xscale("log", base=2)  # ticks 2^k, as the runs name their sizes
-        ax.set(yscale="log", xlabel="n (floats in all)", title=mode)
+        ax.set(yscale="log", xlabel=spec["x"], title=panel)
         ax.grid(True, which="major", lw=0.3)
         if ax.lines:
             ax.legend(fontsize=7)
-    axes[0].set_ylabel("median ms (L2 flushed)")
-    name = label_of(folders)
-    fig.suptitle(
-        f"{MULTI_GPU} on {name}: time against n; more GPUs pay where their line is under the step alone", fontsize=9
-    )
+    axes[0][0].set_ylabel(spec["y"])
+    fig.suptitle(f"{step} on {label_of(folders)}: {spec['y']} against {spec['x']}", fontsize=9)
     return fig
 
 

@@ -25,6 +25,10 @@ The measured tables' layout lives with the README that shows them, in one commen
                            a table of its own, <!-- STEP:NAME --> in the README: those columns (a field,
                            "a / b as LABEL", "a vs k=v as LABEL"), a row per record left by the clauses
                            (tables.parse_table says each), or with crossover a line per value of the columns
+    figure NAME: y against x | panels f: v as LABEL, v | lines g as UNIT | without h | alone z as LABEL
+                           docs/figures/NAME_<gpu>.png (scripts/suite figures) from every machine of a GPU:
+                           a panel per value of f, a line per value of g ("2 UNIT"), y against x (log-log), the
+                           records left out as in a table; alone: z of the same records as a line of its own
     -->
 A product is written once: the lines between "for VAR in A B C" and "end" repeat for each value, {VAR}
 replaced; loops nest. In ARGUMENTS, @DIR@ stands for the step's folder.
@@ -75,6 +79,38 @@ def layout_of(step):
     return (m.group(1), text.count("\n", 0, m.start()) + 2) if m else ("", 0)
 
 
+def parse_figure(text, where):
+    """A figure the layout declares (see the module's text): {y, x, panels: (field, [(value, label)]), lines,
+    without, alone: (field, label) or None}."""
+    parts = [p.strip() for p in text.split("|")]
+    m = re.fullmatch(r"(\w+) against (\w+)", parts[0])
+    if not m:
+        raise Failure(f"{where}: a figure starts 'Y against X', got {quote(parts[0], 40)}")
+    spec = {"y": m.group(1), "x": m.group(2), "panels": None, "lines": None, "without": [], "alone": None}
+    for clause in parts[1:]:
+        key, _, rest = clause.partition(" ")
+        if key == "panels" and ":" in rest:
+            name, _, values = rest.partition(":")
+            pairs = [v.strip().partition(" as ") for v in values.split(",") if v.strip()]
+            spec["panels"] = (name.strip(), [(v, label or v) for v, _, label in pairs])
+        elif key == "lines" and re.fullmatch(r"\w+( as .+)?", rest):
+            name, _, unit = rest.partition(" as ")
+            spec["lines"] = (name, unit or name)
+        elif key == "without" and rest.strip():
+            spec["without"] += [v.strip() for v in rest.split(",") if v.strip()]
+        elif key == "alone" and re.fullmatch(r"\w+ as .+", rest):
+            name, _, label = rest.partition(" as ")
+            spec["alone"] = (name, label)
+        else:
+            raise Failure(
+                f"{where}: expected 'panels F: V, V', 'lines F', 'without F' or 'alone F as LABEL', "
+                f"got {quote(clause, 40)}"
+            )
+    if not spec["panels"] or not spec["lines"]:
+        raise Failure(f"{where}: a figure names its panels and its lines")
+    return spec
+
+
 class RunList:
     def __init__(self, step, text=None, path=None, layout=None):
         """layout: the README's layout comment's body (read from <step>/README.md when None)."""
@@ -82,7 +118,7 @@ class RunList:
         if text is None:
             text = read_text(self.path)
         self.runs, self.title, self.columns, self.ceiling, self.tables = [], "", [], True, {}
-        self.skip, self.largest, self.demo = None, False, []
+        self.skip, self.largest, self.demo, self.figures = None, False, [], {}
         items = [(k, line.split("#", 1)[0].strip()) for k, line in enumerate(text.splitlines(), 1)]
         lines, _ = _expand([x for x in items if x[1]], 0, self.where, False)
         for number, line in lines:
@@ -101,8 +137,10 @@ class RunList:
 
     def _setting(self, where, line):
         key, colon, value = line.partition(":")
-        if not colon or not (key in SETTINGS or key.startswith("table ")):
-            raise Failure(f"{where}: expected a setting ({', '.join(SETTINGS)}, table NAME), got {quote(line, 40)}")
+        if not colon or not (key in SETTINGS or key.startswith(("table ", "figure "))):
+            raise Failure(
+                f"{where}: expected a setting ({', '.join(SETTINGS)}, table NAME, figure NAME), got {quote(line, 40)}"
+            )
         items = [v.strip() for v in value.split(",") if v.strip()]
         if key == "title":
             self.title = value.strip()
@@ -118,6 +156,8 @@ class RunList:
             self.largest = True
         elif re.fullmatch(r"table [a-z_]+", key) and items:
             self.tables[key[6:]] = tables.parse_table(value, where)
+        elif re.fullmatch(r"figure [a-z_]+", key):
+            self.figures[key[7:]] = parse_figure(value, where)
         else:
             raise Failure(f"{where}: expected 'table NAME: COLUMN, COLUMN [| CLAUSE]'")
 

@@ -282,6 +282,34 @@ class Tables(unittest.TestCase):
             with self.subTest(bad=bad), self.assertRaises(common.Failure):
                 tables.parse_table(bad, "README.md:1")
 
+    def test_declared_figure(self):
+        from reduce_tools import figures
+
+        spec = runlist.parse_figure(
+            "ms against n | panels mode: a as A, b | lines gpus as GPUs | without w | alone one as alone", "x"
+        )
+
+        class Held:
+            results = [
+                (
+                    "r",
+                    [
+                        {"mode": "a", "gpus": 2, "n": 1, "ms": 1.0, "one": 3.0},
+                        {"mode": "a", "gpus": 2, "n": 2, "ms": 0.5, "one": 2.0},
+                    ],
+                ),
+                (
+                    "s",
+                    [{"mode": "c", "gpus": 2, "n": 1, "ms": 9.0}, {"mode": "b", "gpus": 1, "n": 1, "ms": 1.0, "w": 1}],
+                ),
+            ]
+
+        lines = figures.figure_lines(spec, [Held])
+        self.assertEqual(lines, {("A", "2 GPUs"): {1: 1.0, 2: 0.5}, ("A", "alone"): {1: 3.0, 2: 2.0}})
+        for bad in ("ms", "ms against n | lines gpus", "ms against n | panels mode: a | sideways"):
+            with self.subTest(bad=bad), self.assertRaises(common.Failure):
+                runlist.parse_figure(bad, "x")
+
     def test_footer_names_the_table_and_the_sweep_where_they_differ(self):
         folder = common.ROOT / "results" / "h200" / "progression"
         sweep, table = {"commit": "aaaaaaa1", "date": "d1", "device": "G"}, {"commit": "bbbbbbb2", "date": "d2"}
