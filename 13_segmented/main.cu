@@ -46,11 +46,11 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   };
   m.fields = [&](const float*) {  // search: where each tile's first segment was found (kernel, block, computed)
     const bool kernel = step13::search_in_kernel(opt.n, segments, search);
-    return std::vector<reduce::Field>{reduce::text_field("distribution", layout.distribution),
-                                      reduce::number_field("segments", double(segments)),
-                                      reduce::number_field("mean_len", segments > 0 ? double(covered) / segments : 0.0),
-                                      reduce::number_field("wrong_segments", double(check.wrong)),
-                                      reduce::text_field("search", fixed > 0 ? "computed" : kernel ? "kernel" : "block")};
+    return std::vector<reduce::Field>{
+        reduce::text_field("distribution", layout.distribution), reduce::number_field("segments", double(segments)),
+        reduce::number_field("mean_len", segments > 0 ? double(covered) / segments : 0.0),
+        reduce::number_field("wrong_segments", double(check.wrong)),
+        reduce::text_field("search", fixed > 0 ? "computed" : kernel ? "kernel" : "block")};
   };
   // The rivals (rivals.cuh): "vs x" in the record is this step over x.
   m.rivals = step13::rivals(d_offsets.get(), offsets.front(), segments, equal_length);

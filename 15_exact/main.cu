@@ -1,5 +1,5 @@
-// 15_exact's record for the harness (reduce::Bench): the step, and in the same run step 10, 14_reproducible, the
-// toolkit's CUB and, where built, CUB's gpu_to_gpu sum. Every run must give the exact sum's bits (common/exact_sum.hpp).
+// 15_exact's record for the harness (reduce::Bench): the step, and in the same run step 10, 14_reproducible,
+// the toolkit's CUB and, where built, CUB's gpu_to_gpu sum. Every run: the exact sum's bits (common/exact_sum.hpp).
 // --write-cases FILE also writes the fsum table's cases with this GPU's results (check_fsum.py checks them).
 #include <cmath>
 #include <string>
@@ -17,6 +17,7 @@ namespace {
 
 std::int64_t grid = 0;    // --grid: 0, the step's own
 std::string cases_file;  // --write-cases: "", none
+using Fields = std::vector<reduce::Field>;
 
 void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduce::Emitter& emit) {
   const reduce::LaunchConfig cfg{opt.block, device.ordinal, device.sm_count, grid};
@@ -34,13 +35,12 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
     v.note = "bits " + step14::bits_text(*x) + ", the exact sum rounded once is " + step14::bits_text(want);
     return v;
   };
-  m.fields = [&](const float* x) { return std::vector<reduce::Field>{bits("result_bits", *x), bits("exact_bits", want)}; };
-  // The rivals (14_reproducible/rivals.cuh), within the suite's tolerance: step 10, step 14, the toolkit's CUB and
-  // CUB's gpu_to_gpu (absent without a CCCL 3.5); <name>_bits, the timing, vs_<name>, <name>_passed.
+  m.fields = [&](const float* x) { return Fields{bits("result_bits", *x), bits("exact_bits", want)}; };
+  // The rivals (14_reproducible/rivals.cuh; cub_g2g absent without a CCCL 3.5), within the suite's tolerance.
   m.rivals = {reduce::rivals::step10(device), reduce::rivals::step14(device), reduce::rivals::cub(device),
               reduce::rivals::cub_g2g()};
   m.rival_verdict = [&](const float* x) { return reduce::sum_verdict(*x, ref, opt.n, opt.pattern); };
-  m.describe = [&](const float* x) { return std::vector<reduce::Field>{bits("bits", *x)}; };
+  m.describe = [&](const float* x) { return Fields{bits("bits", *x)}; };
   reduce::Report r = bed.measure(emit, m).record;
   r.passed = r.passed && cases_ok;
   emit(r);
@@ -59,9 +59,9 @@ int main(int argc, char** argv) {
                           "                   (check them: python3 15_exact/check_fsum.py FILE)", "FILE")};
   b.spec.patterns.insert(b.spec.patterns.end(), {reduce::Pattern::nan, reduce::Pattern::inf, reduce::Pattern::limits});
   b.spec.block = step15::kStep.block;
-  b.spec.notes = "Every run must give the bits of the exact sum rounded once to nearest even. The same run times step 10,\n"
-                 "14_reproducible, the toolkit's CUB and, with a CCCL 3.5 (-DCCCL_DIR), CUB's gpu_to_gpu sum:\n"
-                 "<name>_gbps and vs_<name>.";
+  b.spec.notes = "Every run must give the bits of the exact sum rounded once to nearest even. The same run times "
+                 "step 10,\n14_reproducible, the toolkit's CUB and, with a CCCL 3.5 (-DCCCL_DIR), CUB's gpu_to_gpu "
+                 "sum:\n<name>_gbps and vs_<name>.";
   b.check = [](const reduce::Options&) {  // a path that cannot be written is refused before any work
     if (!cases_file.empty()) reduce::FileWriter(cases_file, "--write-cases");
   };

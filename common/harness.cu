@@ -49,7 +49,8 @@ int exit_code(const char* program, std::int64_t n) {
     std::fprintf(stderr, "%s: CUDA error: %s\n", program, e.what());
     return 1;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: no usable machine: not enough host memory for --n %lld\n", program, static_cast<long long>(n));
+    std::fprintf(stderr, "%s: no usable machine: not enough host memory for --n %lld\n", program,
+                 static_cast<long long>(n));
     return 77;
   } catch (const OutputError& e) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
@@ -125,7 +126,8 @@ std::vector<cudaGraphNode_t> neighbours(cudaGraphNode_t node, bool dependents) {
   };
 #else
   const auto list = [&](cudaGraphNode_t* out) {
-    return dependents ? cudaGraphNodeGetDependentNodes(node, out, &count) : cudaGraphNodeGetDependencies(node, out, &count);
+    return dependents ? cudaGraphNodeGetDependentNodes(node, out, &count)
+                      : cudaGraphNodeGetDependencies(node, out, &count);
   };
 #endif
   if (list(nullptr) != cudaSuccess) return {};

@@ -85,7 +85,8 @@ struct Runs {
 // The runs' results on the device: `count` values of S per run, all-ones bytes until written.
 template <typename S>
 struct Slots {
-  Slots(int runs, std::int64_t count_, cudaStream_t stream) : count(count_), out(static_cast<std::int64_t>(runs) * count_) {
+  Slots(int runs, std::int64_t count_, cudaStream_t stream)
+      : count(count_), out(static_cast<std::int64_t>(runs) * count_) {
     CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream));
   }
   S* at(int run) const { return out.get() + static_cast<std::int64_t>(run) * count; }
@@ -97,7 +98,8 @@ struct Slots {
     r.summary = summarize(r.ms);
     r.results.resize(out.size());
     if (!r.results.empty()) CUDA_CHECK(cudaMemcpy(r.results.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
-    for (int k = 1; k < r.total() && r.identical; ++k) r.identical = std::memcmp(r.run(k), r.run(0), count * sizeof(S)) == 0;
+    for (int k = 1; k < r.total() && r.identical; ++k)
+      r.identical = std::memcmp(r.run(k), r.run(0), count * sizeof(S)) == 0;
     return r;
   }
   std::int64_t count;
@@ -197,9 +199,8 @@ struct Testbed {
     const std::size_t bytes = rv.scratch_bytes ? rv.scratch_bytes(opt.n) : 0;
     ensure_device_memory(bytes + static_cast<std::size_t>(opt.warmup + opt.iters) * rv.count * sizeof(S) + (64 << 20));
     const DeviceBuffer<unsigned char> s = scratch(bytes);
-    static_cast<Runs<S>&>(out) = run_slots<S>(opt.warmup, opt.iters, rv.count, flusher, stream.get(), [&](S* results, int) {
-      return rv.launch(in.get(), opt.n, results, view(s), stream.get());
-    });
+    const auto launch = [&](S* results, int) { return rv.launch(in.get(), opt.n, results, view(s), stream.get()); };
+    static_cast<Runs<S>&>(out) = run_slots<S>(opt.warmup, opt.iters, rv.count, flusher, stream.get(), launch);
     return out;
   }
   bool input_unchanged() const { return device_equals_host(in.get(), host.get(), opt.n); }
@@ -307,8 +308,9 @@ int check_runs(Report& r, const std::function<Verdict(int)>& verdict, bool speak
 
 // A rival in the record: absent, the field <name> saying why; else its fields, describe's of the run
 // shown (prefixed with its name: cub_bits), its comparison (add_comparison), <name>_passed (every run
-// passed verdict, which must depend on the results alone) and <name>_runs_identical. A rival's wrong run is told on stderr as a note and does
-// not fail the record: the step is on trial, not the rival (CUB's min does not propagate NaN).
+// passed verdict, which must depend on the results alone) and <name>_runs_identical. A rival's wrong run is
+// told on stderr as a note and does not fail the record: the step is on trial, not the rival (CUB's min does
+// not propagate NaN).
 struct RivalCheck {
   int correct = 0, total = 0, first_wrong = -1;
   Verdict wrong;  // the first wrong run's
