@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <filesystem>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -262,6 +263,10 @@ int run_bench(const Bench& bench, int argc, char** argv) {
 // the CPU reference and yardsticks, the timed runs (warm-up, then each after an L2 flush), every run's
 // result checked, one record.
 int run_step(const Step& step, int argc, char** argv) {
+  // Messages and --help name the program as it was invoked (a variant built from a step's file, such as
+  // 04_unroll_warp_unsafe, is not the step); the record names the step.
+  const std::string invoked = argc > 0 ? std::filesystem::path(argv[0]).filename().string() : "";
+  const char* program = invoked.empty() ? step.name : invoked.c_str();
   Bench bench{step.name, step.lesson};
   bench.spec.block = step.block;
   bench.deterministic = step.deterministic;
@@ -269,7 +274,7 @@ int run_step(const Step& step, int argc, char** argv) {
   Options opt;
   opt.n = bench.spec.default_n;
   try {
-    if (parsed_help(opt, argc, argv, step.name, step.lesson, bench.spec)) return flushed(step.name, 0);
+    if (parsed_help(opt, argc, argv, program, step.lesson, bench.spec)) return flushed(program, 0);
     const DeviceInfo device = open_device(opt.device);
     const LaunchConfig cfg{opt.block, device.ordinal, device.sm_count};
     Testbed<float> bed(opt, device, step.scratch_bytes(opt.n, cfg));
@@ -294,9 +299,9 @@ int run_step(const Step& step, int argc, char** argv) {
     check_runs(r, [&](int k) { return Verdict(*runs.run(k), ref, opt.n, opt.pattern); });
     finish(r, bed.input_unchanged());
     Emitter(opt.format, bench)(r);
-    return flushed(step.name, r.passed ? 0 : 1);
+    return flushed(program, r.passed ? 0 : 1);
   } catch (...) {
-    return exit_code(step.name, opt.n);
+    return exit_code(program, opt.n);
   }
 }
 
