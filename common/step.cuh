@@ -43,8 +43,8 @@ struct BlockRule {
   const char* kind_name() const { return kind == free ? "free" : kind == fixed ? "fixed" : "chosen"; }
 };
 
-// What a launcher did, for the report: the first kernel's grid and block, and how many kernels it
-// launched. Filled by record_launch() when the harness asks for it (LaunchConfig::shape).
+// What a launcher enqueues, for the report: the first kernel's grid and block, and how many kernels.
+// The engine reads it from a CUDA graph of one call (launch_shape, harness.cuh); launchers report nothing.
 struct LaunchShape {
   std::int64_t grid = 0;
   int block = 0;
@@ -59,17 +59,8 @@ struct LaunchConfig {
   // Blocks of the main kernel when > 0, instead of the step's own choice (--grid): lets a test or a
   // user imitate a GPU with another SM count. Steps whose grid is fixed by their algorithm ignore it.
   std::int64_t grid = 0;
-  LaunchShape* shape = nullptr;  // when set, the launcher reports its launches here (record_launch)
+  LaunchShape* shape = nullptr;  // no launcher writes it (16_multi_gpu still sets it; it goes with that)
 };
-
-// A launcher calls this once per kernel it launches, so every executable can print its launch shape.
-inline void record_launch(const LaunchConfig& cfg, std::int64_t grid, int block) {
-  if (!cfg.shape) return;
-  if (cfg.shape->launches++ == 0) {
-    cfg.shape->grid = grid;
-    cfg.shape->block = block;
-  }
-}
 
 // Calls f(std::integral_constant<unsigned, B>{}) with B = block, for every block size the options
 // accept (32 ... 1024), so that a step can make its block size a compile-time constant: inside f,
