@@ -199,9 +199,11 @@ void record_rival(Report& r, const std::string& name, const Summary& ms, bool id
                   std::vector<Field> fields) {
   for (Field& f : fields) r.extra.push_back(std::move(f));
   add_comparison(r, name, ms);
-  r.extra.push_back(bool_field(name + "_passed", check.correct == check.total));  // vacuously with no results (no segments)
+  // Vacuously where there are no results (no segments).
+  r.extra.push_back(bool_field(name + "_passed", check.correct == check.total));
   r.extra.push_back(bool_field(name + "_runs_identical", identical));
-  if (check.first_wrong >= 0) tell_wrong(r, ("note: " + name + "'s ").c_str(), check.first_wrong, check.total, check.wrong);
+  if (check.first_wrong >= 0)
+    tell_wrong(r, ("note: " + name + "'s ").c_str(), check.first_wrong, check.total, check.wrong);
 }
 
 std::int64_t fits_on_device(std::int64_t n, std::size_t element, std::size_t more, const DeviceInfo& device) {

@@ -165,10 +165,11 @@ def field(r, name):
 def parse_table(text, where):
     """A table the layout declares ("table NAME: TEXT"): "COLUMN, COLUMN, ... [| CLAUSE] ...". A column is a
     record field, "A / B as LABEL" (A over B of the same record) or "A vs K=V as LABEL" (A of the row whose K
-    is V and that shares this row's first column, over this row's A; "-" where there is none). The records: those that hold the first column and
-    are left by the clauses "with F, G" (only those whose F and G are set: not 0, false or empty), "without F,
-    G=V" (none whose F is set or whose G is V), "largest n" (only the records at the largest n), "crossover F" (instead of rows, a line for each
-    value of the columns: the smallest n from which F is above 1 at every larger n measured)."""
+    is V and that shares this row's first column, over this row's A; "-" where there is none). The records:
+    those that hold the first column and are left by the clauses "with F, G" (only those whose F and G are
+    set: not 0, false or empty), "without F, G=V" (none whose F is set or whose G is V), "largest n" (only the
+    records at the largest n), "crossover F" (instead of rows, a line for each value of the columns: the
+    smallest n from which F is above 1 at every larger n measured)."""
     parts = [p.strip() for p in text.split("|")]
     spec = {"columns": [], "with": [], "without": [], "largest": False, "crossover": None}
     for c in (c.strip() for c in parts[0].split(",")):
