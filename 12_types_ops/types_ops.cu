@@ -6,7 +6,7 @@
 // meet out of element order), and has an identity (what an empty part contributes); the element type
 // only sets how many elements one 16-byte load brings. Here the same loop is written once over T
 // (float, double, int32, int64) and the operator (sum, min, max, stats), both template parameters;
-// common/ops.hpp defines the operators for the device and for the CPU reference alike, and
+// ops.hpp defines the operators for the device and for the CPU reference alike, and
 // common/agent.cuh the block-level pieces (tile loader, warp and block reductions) that the steps
 // beyond the progression share.
 // What changed from step 10: thread_sum() became thread_reduce<T, O>(), which walks the same tiles of

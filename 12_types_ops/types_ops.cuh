@@ -1,4 +1,4 @@
-// Step 12's launchers: the reduction of n elements of T under operator O (common/ops.hpp), and CUB's
+// Step 12's launchers: the reduction of n elements of T under operator O (ops.hpp), and CUB's
 // DeviceReduce for the same type and operator, the bar it is measured against.
 #pragma once
 

@@ -11,7 +11,7 @@
 
 #include "12_types_ops/reference.hpp"
 #include "input.hpp"
-#include "ops.hpp"
+#include "12_types_ops/ops.hpp"
 #include "options.hpp"
 #include "report.hpp"
 
