@@ -49,7 +49,13 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "00_atomic", "one atomicAdd per element", /*deterministic=*/false, reduce::BlockRule::any(),
-    scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
+    "00_atomic",
+    "one atomicAdd per element",
+    /*deterministic=*/false,
+    reduce::BlockRule::any(),
+    scratch_bytes,
+    launch,
+    /*needs_zeroed_scratch=*/true,
+};
 
 }  // namespace step00

@@ -79,7 +79,7 @@ std::size_t scratch_bytes(std::int64_t n, const reduce::LaunchConfig& cfg) {
 // n = 0 launches one block that writes 0.
 template <unsigned Block>
 cudaError_t launch_passes(const float* in, std::int64_t n, float* out, float* ping, float* pong,
-                         const reduce::LaunchConfig& cfg, cudaStream_t stream) {
+                          const reduce::LaunchConfig& cfg, cudaStream_t stream) {
   const float* src = in;
   std::int64_t count = n;
   for (int pass = 0;; ++pass) {
@@ -97,13 +97,17 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
                    const reduce::LaunchConfig& cfg, cudaStream_t stream) {
   float* const ping = static_cast<float*>(scratch.data);
   float* const pong = ping + blocks_for(n, cfg.block);
-  return reduce::with_block_size(cfg.block, [&](auto block) {
-    return launch_passes<block>(in, n, out, ping, pong, cfg, stream);
-  });
+  return reduce::with_block_size(cfg.block,
+                                 [&](auto block) { return launch_passes<block>(in, n, out, ping, pong, cfg, stream); });
 }
 
 extern const reduce::Step kStep = {
-    "04_unroll_warp", "unrolled, warp-synchronous tail", /*deterministic=*/true, reduce::BlockRule::any(),
-    scratch_bytes, launch};
+    "04_unroll_warp",
+    "unrolled, warp-synchronous tail",
+    /*deterministic=*/true,
+    reduce::BlockRule::any(),
+    scratch_bytes,
+    launch,
+};
 
 }  // namespace step04

@@ -66,7 +66,8 @@ cudaError_t grid_size(std::int64_t n, int sm_count, int* blocks) {
   // Resident blocks per SM do not change for this kernel on this process's device, so it is asked
   // once; asking on every launch measured no slower (docs/method.md), this is only tidier.
   static int per_sm = 0;
-  if (per_sm == 0) CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_multi_element<Block>, Block, 0));
+  if (per_sm == 0)
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_multi_element<Block>, Block, 0));
   *blocks = static_cast<int>(std::clamp<std::int64_t>(reduce::ceil_div(n, Block), 1, std::int64_t{per_sm} * sm_count));
   return cudaSuccess;
 }
@@ -80,7 +81,7 @@ std::size_t scratch_bytes(std::int64_t, const reduce::LaunchConfig& cfg) {
 // Pass 2: one block reduces those to `out` (skipped when pass 1 had a single block).
 template <unsigned Block>
 cudaError_t launch_passes(const float* in, std::int64_t n, float* out, float* partial, const reduce::LaunchConfig& cfg,
-                         cudaStream_t stream) {
+                          cudaStream_t stream) {
   int blocks = 0;
   CUDA_TRY(grid_size<Block>(n, cfg.sm_count, &blocks));
   reduce_multi_element<Block><<<blocks, Block, 0, stream>>>(in, n, blocks == 1 ? out : partial);
@@ -93,13 +94,17 @@ cudaError_t launch_passes(const float* in, std::int64_t n, float* out, float* pa
 cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
                    const reduce::LaunchConfig& cfg, cudaStream_t stream) {
   float* const partial = static_cast<float*>(scratch.data);
-  return reduce::with_block_size(cfg.block, [&](auto block) {
-    return launch_passes<block>(in, n, out, partial, cfg, stream);
-  });
+  return reduce::with_block_size(cfg.block,
+                                 [&](auto block) { return launch_passes<block>(in, n, out, partial, cfg, stream); });
 }
 
 extern const reduce::Step kStep = {
-    "05_multi_element", "many elements per thread (grid-stride)", /*deterministic=*/true, reduce::BlockRule::any(),
-    scratch_bytes, launch};
+    "05_multi_element",
+    "many elements per thread (grid-stride)",
+    /*deterministic=*/true,
+    reduce::BlockRule::any(),
+    scratch_bytes,
+    launch,
+};
 
 }  // namespace step05

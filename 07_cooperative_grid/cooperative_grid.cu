@@ -78,7 +78,8 @@ cudaError_t grid_size(std::int64_t n, int sm_count, int* blocks) {
   // Resident blocks per SM do not change for this kernel on this process's device, so it is asked
   // once; asking on every launch measured no slower (docs/method.md), this is only tidier.
   static int per_sm = 0;
-  if (per_sm == 0) CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_cooperative_grid<Block>, Block, 0));
+  if (per_sm == 0)
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_cooperative_grid<Block>, Block, 0));
   *blocks = static_cast<int>(std::clamp<std::int64_t>(reduce::ceil_div(n, Block), 1, std::int64_t{per_sm} * sm_count));
   return cudaSuccess;
 }
@@ -98,21 +99,25 @@ cudaError_t launch_grid(const float* in, std::int64_t n, float* out, float* part
   CUDA_TRY(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, cfg.device));
   if (!cooperative) return cudaErrorNotSupported;
   void* args[] = {&in, &n, &partial, &out};
-  CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce_cooperative_grid<Block>), blocks, Block,
-                                       args, 0, stream));
+  CUDA_TRY(cudaLaunchCooperativeKernel(
+      reinterpret_cast<const void*>(reduce_cooperative_grid<Block>), blocks, Block, args, 0, stream));
   return cudaSuccess;
 }
 
 cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
                    const reduce::LaunchConfig& cfg, cudaStream_t stream) {
   float* const partial = static_cast<float*>(scratch.data);
-  return reduce::with_block_size(cfg.block, [&](auto block) {
-    return launch_grid<block>(in, n, out, partial, cfg, stream);
-  });
+  return reduce::with_block_size(cfg.block,
+                                 [&](auto block) { return launch_grid<block>(in, n, out, partial, cfg, stream); });
 }
 
 extern const reduce::Step kStep = {
-    "07_cooperative_grid", "one cooperative launch (grid.sync)", /*deterministic=*/true, reduce::BlockRule::any(),
-    scratch_bytes, launch};
+    "07_cooperative_grid",
+    "one cooperative launch (grid.sync)",
+    /*deterministic=*/true,
+    reduce::BlockRule::any(),
+    scratch_bytes,
+    launch,
+};
 
 }  // namespace step07

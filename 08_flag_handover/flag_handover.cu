@@ -83,7 +83,8 @@ __global__ void reduce_flag_handover(const float* in, std::int64_t n, unsigned l
 
   const float sum_of_block = block_sum<Block>(sum);
   if (blockIdx.x != 0) {
-    if (threadIdx.x == 0) Slot(slots[blockIdx.x]).store(kFull | __float_as_uint(sum_of_block), cuda::memory_order_relaxed);
+    if (threadIdx.x == 0)
+      Slot(slots[blockIdx.x]).store(kFull | __float_as_uint(sum_of_block), cuda::memory_order_relaxed);
     return;
   }
   const float v = collect_partials<Block>(slots, sum_of_block);
@@ -100,7 +101,8 @@ cudaError_t grid_size(std::int64_t n, int sm_count, int* blocks) {
   // Resident blocks per SM do not change for this kernel on this process's device, so it is asked
   // once; asking on every launch measured no slower (docs/method.md), this is only tidier.
   static int per_sm = 0;
-  if (per_sm == 0) CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_flag_handover<Block>, Block, 0));
+  if (per_sm == 0)
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_flag_handover<Block>, Block, 0));
   *blocks = static_cast<int>(std::clamp<std::int64_t>(reduce::ceil_div(n, Block), 1, std::int64_t{per_sm} * sm_count));
   return cudaSuccess;
 }
@@ -121,21 +123,26 @@ cudaError_t launch_grid(const float* in, std::int64_t n, float* out, unsigned lo
   CUDA_TRY(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, cfg.device));
   if (!cooperative) return cudaErrorNotSupported;
   void* args[] = {&in, &n, &slots, &out};
-  CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce_flag_handover<Block>), blocks, Block,
-                                       args, 0, stream));
+  CUDA_TRY(cudaLaunchCooperativeKernel(
+      reinterpret_cast<const void*>(reduce_flag_handover<Block>), blocks, Block, args, 0, stream));
   return cudaSuccess;
 }
 
 cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
                    const reduce::LaunchConfig& cfg, cudaStream_t stream) {
   auto* const slots = static_cast<unsigned long long*>(scratch.data);
-  return reduce::with_block_size(cfg.block, [&](auto block) {
-    return launch_grid<block>(in, n, out, slots, cfg, stream);
-  });
+  return reduce::with_block_size(cfg.block,
+                                 [&](auto block) { return launch_grid<block>(in, n, out, slots, cfg, stream); });
 }
 
 extern const reduce::Step kStep = {
-    "08_flag_handover", "only block 0 waits (flagged slots)", /*deterministic=*/true, reduce::BlockRule::any(),
-    scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
+    "08_flag_handover",
+    "only block 0 waits (flagged slots)",
+    /*deterministic=*/true,
+    reduce::BlockRule::any(),
+    scratch_bytes,
+    launch,
+    /*needs_zeroed_scratch=*/true,
+};
 
 }  // namespace step08

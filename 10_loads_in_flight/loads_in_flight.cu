@@ -78,7 +78,7 @@ __device__ float collect_partials(unsigned long long* slots, float own) {
 // block b reading tiles b, b + gridDim.x, ...; block 0's first threads also add the head and the tail.
 template <unsigned Block>
 __device__ float thread_sum(const float* in, std::int64_t n) {
-  const auto misalignment = reinterpret_cast<std::uintptr_t>(in) % 16;  // 0, 4, 8 or 12 for a float*
+  const auto misalignment = reinterpret_cast<std::uintptr_t>(in) % 16;        // 0, 4, 8 or 12 for a float*
   const std::int64_t unaligned = misalignment ? (16 - misalignment) / 4 : 0;  // floats before the first boundary
   const std::int64_t head = n < unaligned ? n : unaligned;
   const float4* body = reinterpret_cast<const float4*>(in + head);
@@ -110,7 +110,8 @@ __global__ void reduce_loads_in_flight(const float* in, std::int64_t n, unsigned
 
   const float sum_of_block = block_sum<Block>(sum);
   if (blockIdx.x != 0) {
-    if (threadIdx.x == 0) Slot(slots[blockIdx.x]).store(kFull | __float_as_uint(sum_of_block), cuda::memory_order_relaxed);
+    if (threadIdx.x == 0)
+      Slot(slots[blockIdx.x]).store(kFull | __float_as_uint(sum_of_block), cuda::memory_order_relaxed);
     return;
   }
   const float v = collect_partials<Block>(slots, sum_of_block);
@@ -127,8 +128,10 @@ cudaError_t grid_size(std::int64_t n, int sm_count, int* blocks) {
   // Resident blocks per SM do not change for this kernel on this process's device, so it is asked
   // once; asking on every launch measured no slower (docs/method.md), this is only tidier.
   static int per_sm = 0;
-  if (per_sm == 0) CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_loads_in_flight<Block>, Block, 0));
-  *blocks = static_cast<int>(std::clamp<std::int64_t>(reduce::ceil_div(n, 4 * Block * kLoadsInFlight), 1, std::int64_t{per_sm} * sm_count));
+  if (per_sm == 0)
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_loads_in_flight<Block>, Block, 0));
+  *blocks = static_cast<int>(
+      std::clamp<std::int64_t>(reduce::ceil_div(n, 4 * Block * kLoadsInFlight), 1, std::int64_t{per_sm} * sm_count));
   return cudaSuccess;
 }
 
@@ -148,21 +151,26 @@ cudaError_t launch_grid(const float* in, std::int64_t n, float* out, unsigned lo
   CUDA_TRY(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, cfg.device));
   if (!cooperative) return cudaErrorNotSupported;
   void* args[] = {&in, &n, &slots, &out};
-  CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce_loads_in_flight<Block>), blocks, Block,
-                                       args, 0, stream));
+  CUDA_TRY(cudaLaunchCooperativeKernel(
+      reinterpret_cast<const void*>(reduce_loads_in_flight<Block>), blocks, Block, args, 0, stream));
   return cudaSuccess;
 }
 
 cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
                    const reduce::LaunchConfig& cfg, cudaStream_t stream) {
   auto* const slots = static_cast<unsigned long long*>(scratch.data);
-  return reduce::with_block_size(cfg.block, [&](auto block) {
-    return launch_grid<block>(in, n, out, slots, cfg, stream);
-  });
+  return reduce::with_block_size(cfg.block,
+                                 [&](auto block) { return launch_grid<block>(in, n, out, slots, cfg, stream); });
 }
 
 extern const reduce::Step kStep = {
-    "10_loads_in_flight", "a grid sized in tiles (fewer blocks)", /*deterministic=*/true, reduce::BlockRule::any(512),
-    scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
+    "10_loads_in_flight",
+    "a grid sized in tiles (fewer blocks)",
+    /*deterministic=*/true,
+    reduce::BlockRule::any(512),
+    scratch_bytes,
+    launch,
+    /*needs_zeroed_scratch=*/true,
+};
 
 }  // namespace step10

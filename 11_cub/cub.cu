@@ -21,21 +21,26 @@ namespace step11 {
 std::size_t scratch_bytes(std::int64_t n, const reduce::LaunchConfig&) {
   std::size_t bytes = 0;
   // With a null storage pointer CUB only computes `bytes`; no work is enqueued.
-  const cudaError_t e = cub::DeviceReduce::Sum(nullptr, bytes, static_cast<const float*>(nullptr),
-                                               static_cast<float*>(nullptr), n);
+  const cudaError_t e =
+      cub::DeviceReduce::Sum(nullptr, bytes, static_cast<const float*>(nullptr), static_cast<float*>(nullptr), n);
   // At least one byte: a null pointer in launch() would make CUB answer the size query again and
   // reduce nothing. An error here shows again, and is reported, at launch.
   return e == cudaSuccess ? std::max<std::size_t>(bytes, 1) : 1;
 }
 
-cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
-                   const reduce::LaunchConfig&, cudaStream_t stream) {
+cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch, const reduce::LaunchConfig&,
+                   cudaStream_t stream) {
   std::size_t bytes = scratch.bytes;
   return cub::DeviceReduce::Sum(scratch.data, bytes, in, out, n, stream);
 }
 
 extern const reduce::Step kStep = {
-    "11_cub", "library: cub::DeviceReduce::Sum", /*deterministic=*/true,
-    reduce::BlockRule::inside("CUB chooses its launch shape for the GPU it runs on"), scratch_bytes, launch};
+    "11_cub",
+    "library: cub::DeviceReduce::Sum",
+    /*deterministic=*/true,
+    reduce::BlockRule::inside("CUB chooses its launch shape for the GPU it runs on"),
+    scratch_bytes,
+    launch,
+};
 
 }  // namespace step11

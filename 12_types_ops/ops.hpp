@@ -13,8 +13,8 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
-#include <string>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #if defined(__CUDACC__)
@@ -30,12 +30,20 @@ enum class Type { f32, f64, i32, i64 };
 
 // The accumulator of a sum: int32 sums into int64 (a plain int32 accumulator overflows at 2^25
 // values near 64); int64 sums wrap as two's complement; floats sum in their own type, as CUB does.
-template <typename T> struct SumOf { using type = T; };
-template <> struct SumOf<std::int32_t> { using type = std::int64_t; };
-template <typename T> using sum_t = typename SumOf<T>::type;
+template <typename T>
+struct SumOf {
+  using type = T;
+};
+template <>
+struct SumOf<std::int32_t> {
+  using type = std::int64_t;
+};
+template <typename T>
+using sum_t = typename SumOf<T>::type;
 
 // The real type of means and variances: float for float, double for everything else.
-template <typename T> using real_t = std::conditional_t<std::is_same_v<T, float>, float, double>;
+template <typename T>
+using real_t = std::conditional_t<std::is_same_v<T, float>, float, double>;
 
 // Adds in two's complement for integers (no undefined behaviour on overflow), plainly for floats.
 template <typename S>
@@ -60,8 +68,10 @@ REDUCE_HD inline bool sign_bit(T x) {
 
 template <typename T>
 REDUCE_HD inline bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) return x != x;
-  else return false;
+  if constexpr (std::is_floating_point_v<T>)
+    return x != x;
+  else
+    return false;
 }
 
 // min and max propagate NaN (numpy.min, torch.min); ±inf are ordinary numbers; of -0 and +0, min
@@ -92,17 +102,25 @@ REDUCE_HD inline T max_of(T a, T b) {
 // (Macros rather than std::numeric_limits, whose functions are host-only for nvcc.)
 template <typename T>
 REDUCE_HD constexpr T min_identity() {
-  if constexpr (std::is_same_v<T, float>) return HUGE_VALF;
-  else if constexpr (std::is_same_v<T, double>) return HUGE_VAL;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return INT32_MAX;
-  else return INT64_MAX;
+  if constexpr (std::is_same_v<T, float>)
+    return HUGE_VALF;
+  else if constexpr (std::is_same_v<T, double>)
+    return HUGE_VAL;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return INT32_MAX;
+  else
+    return INT64_MAX;
 }
 template <typename T>
 REDUCE_HD constexpr T max_identity() {
-  if constexpr (std::is_same_v<T, float>) return -HUGE_VALF;
-  else if constexpr (std::is_same_v<T, double>) return -HUGE_VAL;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return INT32_MIN;
-  else return INT64_MIN;
+  if constexpr (std::is_same_v<T, float>)
+    return -HUGE_VALF;
+  else if constexpr (std::is_same_v<T, double>)
+    return -HUGE_VAL;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return INT32_MIN;
+  else
+    return INT64_MIN;
 }
 
 template <typename T>
@@ -195,34 +213,78 @@ struct StatsOp {
 };
 
 // Op -> its struct, for a given element type.
-template <Op O, typename T> struct OpOf;
-template <typename T> struct OpOf<Op::sum, T> { using type = SumOp<T>; };
-template <typename T> struct OpOf<Op::min, T> { using type = MinOp<T>; };
-template <typename T> struct OpOf<Op::max, T> { using type = MaxOp<T>; };
-template <typename T> struct OpOf<Op::stats, T> { using type = StatsOp<T>; };
-template <Op O, typename T> using op_t = typename OpOf<O, T>::type;
+template <Op O, typename T>
+struct OpOf;
+template <typename T>
+struct OpOf<Op::sum, T> {
+  using type = SumOp<T>;
+};
+template <typename T>
+struct OpOf<Op::min, T> {
+  using type = MinOp<T>;
+};
+template <typename T>
+struct OpOf<Op::max, T> {
+  using type = MaxOp<T>;
+};
+template <typename T>
+struct OpOf<Op::stats, T> {
+  using type = StatsOp<T>;
+};
+template <Op O, typename T>
+using op_t = typename OpOf<O, T>::type;
 
 // Type tag <-> C++ type.
-template <Type> struct TypeOf;
-template <> struct TypeOf<Type::f32> { using type = float; };
-template <> struct TypeOf<Type::f64> { using type = double; };
-template <> struct TypeOf<Type::i32> { using type = std::int32_t; };
-template <> struct TypeOf<Type::i64> { using type = std::int64_t; };
+template <Type>
+struct TypeOf;
+template <>
+struct TypeOf<Type::f32> {
+  using type = float;
+};
+template <>
+struct TypeOf<Type::f64> {
+  using type = double;
+};
+template <>
+struct TypeOf<Type::i32> {
+  using type = std::int32_t;
+};
+template <>
+struct TypeOf<Type::i64> {
+  using type = std::int64_t;
+};
 
-template <typename T> constexpr Type type_tag();
-template <> constexpr Type type_tag<float>() { return Type::f32; }
-template <> constexpr Type type_tag<double>() { return Type::f64; }
-template <> constexpr Type type_tag<std::int32_t>() { return Type::i32; }
-template <> constexpr Type type_tag<std::int64_t>() { return Type::i64; }
+template <typename T>
+constexpr Type type_tag();
+template <>
+constexpr Type type_tag<float>() {
+  return Type::f32;
+}
+template <>
+constexpr Type type_tag<double>() {
+  return Type::f64;
+}
+template <>
+constexpr Type type_tag<std::int32_t>() {
+  return Type::i32;
+}
+template <>
+constexpr Type type_tag<std::int64_t>() {
+  return Type::i64;
+}
 
 // Calls f(T{}) with the C++ type of tag t; every tag is handled, so no switch elsewhere misses one.
 template <typename F>
 decltype(auto) with_type(Type t, F&& f) {
   switch (t) {
-    case Type::f64: return f(double{});
-    case Type::i32: return f(std::int32_t{});
-    case Type::i64: return f(std::int64_t{});
-    case Type::f32: break;
+    case Type::f64:
+      return f(double{});
+    case Type::i32:
+      return f(std::int32_t{});
+    case Type::i64:
+      return f(std::int64_t{});
+    case Type::f32:
+      break;
   }
   return f(float{});
 }
@@ -231,10 +293,14 @@ decltype(auto) with_type(Type t, F&& f) {
 template <typename F>
 decltype(auto) with_op(Op o, F&& f) {
   switch (o) {
-    case Op::min: return f(std::integral_constant<Op, Op::min>{});
-    case Op::max: return f(std::integral_constant<Op, Op::max>{});
-    case Op::stats: return f(std::integral_constant<Op, Op::stats>{});
-    case Op::sum: break;
+    case Op::min:
+      return f(std::integral_constant<Op, Op::min>{});
+    case Op::max:
+      return f(std::integral_constant<Op, Op::max>{});
+    case Op::stats:
+      return f(std::integral_constant<Op, Op::stats>{});
+    case Op::sum:
+      break;
   }
   return f(std::integral_constant<Op, Op::sum>{});
 }

@@ -15,10 +15,10 @@ namespace reduce {
 template <typename T>
 struct TypedReference {
   std::int64_t count = 0;
-  long double sum = 0, abs_sum = 0, sum_squares = 0;  // as precise as the CPU gives (x87: 64-bit mantissa)
-  sum_t<T> exact_sum = 0;                             // integers: the exact sum (int64: modulo 2^64)
-  T min = min_identity<T>(), max = max_identity<T>(); // min_of / max_of (ops.hpp): exact
-  long double mean = 0, m2 = 0;                       // two-pass: the mean, then sum (x - mean)^2
+  long double sum = 0, abs_sum = 0, sum_squares = 0;   // as precise as the CPU gives (x87: 64-bit mantissa)
+  sum_t<T> exact_sum = 0;                              // integers: the exact sum (int64: modulo 2^64)
+  T min = min_identity<T>(), max = max_identity<T>();  // min_of / max_of (ops.hpp): exact
+  long double mean = 0, m2 = 0;                        // two-pass: the mean, then sum (x - mean)^2
 };
 template <typename T>
 TypedReference<T> typed_reference(const T* x, std::int64_t n, bool moments);

@@ -21,16 +21,20 @@ inline reduce::OptionSpec spec(std::string& type, std::string& op) {
   reduce::OptionSpec s;
   s.summary = "Reduces n elements of --type with --op on the GPU";
   s.extra = {
-      reduce::choice_option("--type", type, {"float", "double", "int32", "int64"},
+      reduce::choice_option("--type",
+                            type,
+                            {"float", "double", "int32", "int64"},
                             "element type; an int32 sum accumulates in int64 (exact up to 2^32 elements),\n"
                             "                   an int64 sum wraps as two's complement"),
-      reduce::choice_option("--op", op, {"sum", "min", "max", "stats"},
+      reduce::choice_option("--op",
+                            op,
+                            {"sum", "min", "max", "stats"},
                             "operator; min and max propagate NaN, min(-0,+0) = -0, max(-0,+0) = +0, and n = 0\n"
                             "                   gives the identity (+inf / -inf, the type's max / min); stats = "
                             "count,\n                   sum, min, max, sum of squares, mean and variance (M2 / n) in "
                             "one pass")};
-  s.patterns.insert(s.patterns.end(), {reduce::Pattern::nan, reduce::Pattern::inf, reduce::Pattern::ties,
-                                       reduce::Pattern::limits});
+  s.patterns.insert(s.patterns.end(),
+                    {reduce::Pattern::nan, reduce::Pattern::inf, reduce::Pattern::ties, reduce::Pattern::limits});
   s.block = step12::kBlockRule;
   s.notes =
       "Besides the step, the run times CUB's DeviceReduce for the same type and operator (stats: its four\n"
@@ -45,15 +49,21 @@ inline reduce::OptionSpec spec(std::string& type, std::string& op) {
 // reference's counterpart. typed_verdict checks one result (check_typed, `what` the failing field).
 template <typename T, Op O>
 double shown_value(const typename reduce::op_t<O, T>::State& s) {
-  if constexpr (O == Op::stats) return static_cast<double>(s.moments.mean);
-  else return static_cast<double>(s);
+  if constexpr (O == Op::stats)
+    return static_cast<double>(s.moments.mean);
+  else
+    return static_cast<double>(s);
 }
 template <typename T, Op O>
 double reference_value(const reduce::TypedReference<T>& r) {
-  if constexpr (O == Op::sum) return std::is_integral_v<T> ? double(r.exact_sum) : double(r.sum);
-  else if constexpr (O == Op::min) return static_cast<double>(r.min);
-  else if constexpr (O == Op::max) return static_cast<double>(r.max);
-  else return static_cast<double>(r.mean);
+  if constexpr (O == Op::sum)
+    return std::is_integral_v<T> ? double(r.exact_sum) : double(r.sum);
+  else if constexpr (O == Op::min)
+    return static_cast<double>(r.min);
+  else if constexpr (O == Op::max)
+    return static_cast<double>(r.max);
+  else
+    return static_cast<double>(r.mean);
 }
 template <typename T, Op O>
 reduce::Verdict typed_verdict(const typename reduce::op_t<O, T>::State& s, const reduce::TypedReference<T>& ref,
@@ -80,9 +90,12 @@ std::vector<reduce::Field> typed_result_fields(const typename reduce::op_t<O, T>
     return {reduce::text_field("result_exact", reduce::exact_text(s))};
   } else {
     const auto& m = s.moments;
-    return {reduce::number_field("count", double(m.count)), reduce::text_field("sum", reduce::exact_text(s.sum)),
-            reduce::text_field("min", reduce::exact_text(s.min)), reduce::text_field("max", reduce::exact_text(s.max)),
-            reduce::number_field("sum_squares", s.sum_squares), reduce::number_field("mean", m.mean),
+    return {reduce::number_field("count", double(m.count)),
+            reduce::text_field("sum", reduce::exact_text(s.sum)),
+            reduce::text_field("min", reduce::exact_text(s.min)),
+            reduce::text_field("max", reduce::exact_text(s.max)),
+            reduce::number_field("sum_squares", s.sum_squares),
+            reduce::number_field("mean", m.mean),
             reduce::number_field("variance", m.count > 0 ? m.m2 / m.count : 0.0)};
   }
 }

@@ -42,7 +42,9 @@ using Loader = reduce::agent::TileLoader<T, Policy>;
 template <typename T, typename F>
 __device__ void for_each_vector(const Loader<T>& loader, F&& per_vector) {
   loader.tiles(
-      blockIdx.x, gridDim.x, threadIdx.x,
+      blockIdx.x,
+      gridDim.x,
+      threadIdx.x,
       [&](const Vec<T>(&x)[kLoadsInFlight]) {
 #pragma unroll
         for (int k = 0; k < kLoadsInFlight; ++k) per_vector(x[k]);
@@ -79,14 +81,18 @@ __device__ T fast_extreme(T acc, T x) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if constexpr (std::is_same_v<T, float>) {
     float r;
-    if constexpr (O == Op::min) asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(acc), "f"(x));
-    else asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(acc), "f"(x));
+    if constexpr (O == Op::min)
+      asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(acc), "f"(x));
+    else
+      asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(acc), "f"(x));
     return r;
   }
 #endif
   const bool take_nan = PropagateNaN && reduce::is_nan(x);
-  if constexpr (O == Op::min) return x < acc || take_nan ? x : acc;
-  else return x > acc || take_nan ? x : acc;
+  if constexpr (O == Op::min)
+    return x < acc || take_nan ? x : acc;
+  else
+    return x > acc || take_nan ? x : acc;
 }
 
 // Which zero a zero result is. The fast min/max may return either -0 or +0 when both meet, so beside
@@ -99,8 +105,10 @@ template <typename T>
 using Bits = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
 template <typename T>
 __device__ Bits<T> bits_of(T x) {
-  if constexpr (sizeof(T) == 4) return __float_as_int(x);
-  else return __double_as_longlong(x);
+  if constexpr (sizeof(T) == 4)
+    return __float_as_int(x);
+  else
+    return __double_as_longlong(x);
 }
 template <typename T>
 constexpr Bits<T> kLowestBits = sizeof(T) == 4 ? Bits<T>(INT32_MIN) : Bits<T>(INT64_MIN);  // -0's bits
@@ -224,9 +232,12 @@ __device__ State<T, O> thread_reduce(const T* in, std::int64_t n) {
   using OpT = reduce::op_t<O, T>;
   const Loader<T> loader(in, n);
   State<T, O> s;
-  if constexpr (O == Op::stats) s = stats_share<T>(loader);
-  else if constexpr ((O == Op::min || O == Op::max) && std::is_floating_point_v<T>) s = extreme_share<T, O>(loader);
-  else s = exact_share<T, O>(loader);
+  if constexpr (O == Op::stats)
+    s = stats_share<T>(loader);
+  else if constexpr ((O == Op::min || O == Op::max) && std::is_floating_point_v<T>)
+    s = extreme_share<T, O>(loader);
+  else
+    s = exact_share<T, O>(loader);
   if (blockIdx.x == 0 && static_cast<int>(threadIdx.x) < loader.edges())
     s = OpT::combine(s, OpT::lift(loader.edge(threadIdx.x)));
   return s;
@@ -329,7 +340,9 @@ namespace {
 template <typename R>
 struct Square {
   template <typename T>
-  __host__ __device__ R operator()(T x) const { return static_cast<R>(x) * static_cast<R>(x); }
+  __host__ __device__ R operator()(T x) const {
+    return static_cast<R>(x) * static_cast<R>(x);
+  }
 };
 
 // CUB's sum of in[0..n) into the accumulator type of SumOp<T> (int32 into int64).
@@ -356,9 +369,12 @@ cudaError_t cub_passes(void* temp, std::size_t* bytes, const T* in, std::int64_t
   auto sum = [&](std::size_t& h, reduce::sum_t<T>* o) { return cub_sum(temp, h, in, o, n, stream); };
   auto min = [&](std::size_t& h, T* o) { return cub::DeviceReduce::Min(temp, h, in, o, n, stream); };
   auto max = [&](std::size_t& h, T* o) { return cub::DeviceReduce::Max(temp, h, in, o, n, stream); };
-  if constexpr (O == Op::sum) e = pass([&](std::size_t& h) { return sum(h, out); });
-  else if constexpr (O == Op::min) e = pass([&](std::size_t& h) { return min(h, out); });
-  else if constexpr (O == Op::max) e = pass([&](std::size_t& h) { return max(h, out); });
+  if constexpr (O == Op::sum)
+    e = pass([&](std::size_t& h) { return sum(h, out); });
+  else if constexpr (O == Op::min)
+    e = pass([&](std::size_t& h) { return min(h, out); });
+  else if constexpr (O == Op::max)
+    e = pass([&](std::size_t& h) { return max(h, out); });
   else {
     // The fields of *out (null in the size query, where CUB does not look at its output).
     decltype(&out->sum) sum_out = out ? &out->sum : nullptr;
@@ -370,8 +386,8 @@ cudaError_t cub_passes(void* temp, std::size_t* bytes, const T* in, std::int64_t
         pass([&](std::size_t& h) { return min(h, min_out); }),
         pass([&](std::size_t& h) { return max(h, max_out); }),
         pass([&](std::size_t& h) {
-          return cub::DeviceReduce::TransformReduce(temp, h, in, squares_out, n, ::cuda::std::plus<R>{},
-                                                    Square<R>{}, R{0}, stream);
+          return cub::DeviceReduce::TransformReduce(
+              temp, h, in, squares_out, n, ::cuda::std::plus<R>{}, Square<R>{}, R{0}, stream);
         }),
     };
     for (cudaError_t x : errors)
@@ -387,7 +403,8 @@ template <typename T, Op O>
 std::size_t cub_scratch_bytes(std::int64_t n) {
   std::size_t bytes = 0;
   // With a null storage pointer CUB only computes the size; an error shows again at launch.
-  return cub_passes<T, O>(nullptr, &bytes, static_cast<const T*>(nullptr), n, nullptr, nullptr) == cudaSuccess ? bytes : 1;
+  return cub_passes<T, O>(nullptr, &bytes, static_cast<const T*>(nullptr), n, nullptr, nullptr) == cudaSuccess ? bytes
+                                                                                                               : 1;
 }
 
 template <typename T, Op O>
@@ -396,16 +413,16 @@ cudaError_t cub_launch(const T* in, std::int64_t n, State<T, O>* out, reduce::Sc
   return cub_passes<T, O>(scratch.data, &bytes, in, n, out, stream);
 }
 
-#define STEP12_INSTANTIATE(T, O)                                                                            \
-  template std::size_t scratch_bytes<T, O>(std::int64_t, const reduce::LaunchConfig&);                     \
-  template cudaError_t launch<T, O>(const T*, std::int64_t, State<T, O>*, reduce::Scratch,                  \
-                                    const reduce::LaunchConfig&, cudaStream_t);                             \
-  template std::size_t cub_scratch_bytes<T, O>(std::int64_t);                                               \
+#define STEP12_INSTANTIATE(T, O)                                                                         \
+  template std::size_t scratch_bytes<T, O>(std::int64_t, const reduce::LaunchConfig&);                   \
+  template cudaError_t launch<T, O>(                                                                     \
+      const T*, std::int64_t, State<T, O>*, reduce::Scratch, const reduce::LaunchConfig&, cudaStream_t); \
+  template std::size_t cub_scratch_bytes<T, O>(std::int64_t);                                            \
   template cudaError_t cub_launch<T, O>(const T*, std::int64_t, State<T, O>*, reduce::Scratch, cudaStream_t);
-#define STEP12_INSTANTIATE_OPS(T)      \
-  STEP12_INSTANTIATE(T, Op::sum)       \
-  STEP12_INSTANTIATE(T, Op::min)       \
-  STEP12_INSTANTIATE(T, Op::max)       \
+#define STEP12_INSTANTIATE_OPS(T) \
+  STEP12_INSTANTIATE(T, Op::sum)  \
+  STEP12_INSTANTIATE(T, Op::min)  \
+  STEP12_INSTANTIATE(T, Op::max)  \
   STEP12_INSTANTIATE(T, Op::stats)
 STEP12_INSTANTIATE_OPS(float)
 STEP12_INSTANTIATE_OPS(double)

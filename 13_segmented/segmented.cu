@@ -43,8 +43,8 @@
 // What changed from the library step: everything; 11_cub's cub::DeviceReduce::Sum sums one array, and
 // cub::DeviceSegmentedReduce::Sum (timed beside this launcher in every run) is the bar.
 // Usage: ./13_segmented [--segments powerlaw | --offsets FILE | --segment-size L] [--search auto] [--n 2^28] [--help]
-#include <cub/device/device_segmented_reduce.cuh>
 #include <cuda_pipeline.h>
+#include <cub/device/device_segmented_reduce.cuh>
 
 #include <cstdint>
 
@@ -54,10 +54,10 @@
 namespace step13 {
 namespace {
 
-constexpr int kBlock = 256;                   // threads per block of both kernels
+constexpr int kBlock = 256;  // threads per block of both kernels
 constexpr int kWarps = kBlock / 32;
-constexpr int kLoadsInFlight = 8;             // float4 loads a thread issues before its first add
-constexpr int kPrefetch = 4096;               // floats of a tile asked of L2 at the block's start (16 KB)
+constexpr int kLoadsInFlight = 8;  // float4 loads a thread issues before its first add
+constexpr int kPrefetch = 4096;    // floats of a tile asked of L2 at the block's start (16 KB)
 // sum_tiles' blocks per SM that its launch bounds aim at: 4, so up to 64 registers each (64K per SM),
 // room for eight float4 loads in flight and the thread tier's 16-byte copies with no spills. Bytes in
 // flight beat blocks here: 6 blocks of 40 registers with four loads each, and 5 of 48, streamed
@@ -213,8 +213,8 @@ static_assert(sizeof(TileRecord) == 24, "scratch_bytes() counts 24 bytes a tile"
 // starts every tile with two loads instead of two chains of dependent ones. Run where the segments
 // outnumber the tiles (step13::Search); never for the fixed-size mode, whose offsets are arithmetic.
 template <typename Offsets>
-__global__ void __launch_bounds__(kBlock) find_tile_starts(Offsets offsets, std::int64_t segments, std::int64_t tiles,
-                                                          TileRecord* tile) {
+__global__ void __launch_bounds__(kBlock)
+    find_tile_starts(Offsets offsets, std::int64_t segments, std::int64_t tiles, TileRecord* tile) {
   allow_dependents();  // sum_tiles' blocks may start (and prefetch) while these search
   const std::int64_t t = std::int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;  // the same in every lane
   if (t > tiles) return;
@@ -297,17 +297,17 @@ __device__ void count_in(float* out, std::int64_t s, TileRecord* tile, std::int6
 // searched: kernel 0's answers are in tile[].first; else the block searches (few offsets, or arithmetic
 // ones: step13::Search).
 template <typename Offsets>
-__global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const float* in, std::int64_t n, Offsets offsets,
-                                                                     std::int64_t segments, bool searched, float* out,
-                                                                     TileRecord* tile) {
-  __shared__ std::int64_t bounds[2];                        // segments beginning in the tile: [bounds[0], bounds[1])
-  __shared__ int below[2][kWarps];                          // or, with few offsets, each warp's share of them
-  __shared__ std::int64_t block_tier[kMaxBlockSegments];    // segments this block sums as a whole
+__global__ void __launch_bounds__(kBlock, kTileBlocksPerSm)
+    sum_tiles(const float* in, std::int64_t n, Offsets offsets, std::int64_t segments, bool searched, float* out,
+              TileRecord* tile) {
+  __shared__ std::int64_t bounds[2];                      // segments beginning in the tile: [bounds[0], bounds[1])
+  __shared__ int below[2][kWarps];                        // or, with few offsets, each warp's share of them
+  __shared__ std::int64_t block_tier[kMaxBlockSegments];  // segments this block sums as a whole
   __shared__ int block_tier_count;
-  __shared__ std::int64_t long_start;                       // the segment longer than a tile that begins here, or -1
-  __shared__ unsigned mixed[kMaxMixedBatches];              // batches with a segment longer than kThreadMax
+  __shared__ std::int64_t long_start;           // the segment longer than a tile that begins here, or -1
+  __shared__ unsigned mixed[kMaxMixedBatches];  // batches with a segment longer than kThreadMax
   __shared__ int mixed_count;
-  __shared__ __align__(16) float staged[kWarps][kStaged];   // each warp's copy of its batch of tiny segments
+  __shared__ __align__(16) float staged[kWarps][kStaged];  // each warp's copy of its batch of tiny segments
 
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t t = blockIdx.x, tile_begin = t * kTile, tile_end = tile_begin + kTile;
@@ -362,9 +362,11 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
     const int head = static_cast<int>(to_boundary < batch_len ? to_boundary : batch_len);
     const int vectors = static_cast<int>((batch_len - head) / 4), tail = static_cast<int>(batch_len - head) % 4;
     const std::int64_t body = batch_begin + head;  // staged[warp][i - body + 4] holds in[i]
-    if (static_cast<int>(lane) < head) __pipeline_memcpy_async(&staged[warp][4 - head + lane], in + batch_begin + lane, 4);
+    if (static_cast<int>(lane) < head)
+      __pipeline_memcpy_async(&staged[warp][4 - head + lane], in + batch_begin + lane, 4);
     if (static_cast<int>(lane) >= 32 - tail)
-      __pipeline_memcpy_async(&staged[warp][4 + 4 * vectors + lane - (32 - tail)], in + body + 4 * vectors + lane - (32 - tail), 4);
+      __pipeline_memcpy_async(
+          &staged[warp][4 + 4 * vectors + lane - (32 - tail)], in + body + 4 * vectors + lane - (32 - tail), 4);
     for (int v = lane; v < vectors; v += 32) __pipeline_memcpy_async(&staged[warp][4 + 4 * v], in + body + 4 * v, 16);
     __pipeline_commit();
     __pipeline_wait_prior(0);
@@ -393,8 +395,10 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm) sum_tiles(const floa
         const float sum = warp_sum(range_share<32>(in, a, e, lane));
         if (lane == 0) out[s] = sum;
       } else if (lane == 0) {
-        if (len <= kTile) block_tier[atomicAdd(&block_tier_count, 1)] = s;  // integer atomic: order does not matter
-        else long_start = s;  // at most one segment longer than a tile begins in a tile
+        if (len <= kTile)
+          block_tier[atomicAdd(&block_tier_count, 1)] = s;  // integer atomic: order does not matter
+        else
+          long_start = s;  // at most one segment longer than a tile begins in a tile
       }
     }
   }
@@ -513,15 +517,24 @@ cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::
   const std::int64_t grid = tiles(n);
   if (scratch.bytes < scratch_bytes(n) || grid > 0x7fffffff) return cudaErrorInvalidValue;
   auto* const tile = static_cast<TileRecord*>(scratch.data);  // TileRecord: the same place for every n
-  if constexpr (Offsets::kSearchFirst) {  // no such kernel for arithmetic offsets
+  if constexpr (Offsets::kSearchFirst) {                      // no such kernel for arithmetic offsets
     if (search_first) {
       find_tile_starts<<<static_cast<unsigned>(reduce::ceil_div(grid + 1, kWarps)), kBlock, 0, stream>>>(
           offsets, segments, grid, tile);
       CUDA_TRY(cudaGetLastError());
     }
   }
-  return launch_dependent(sum_tiles<Offsets>, static_cast<unsigned>(grid), stream, search_first, in, n, offsets,
-                          segments, search_first, out, tile);
+  return launch_dependent(sum_tiles<Offsets>,
+                          static_cast<unsigned>(grid),
+                          stream,
+                          search_first,
+                          in,
+                          n,
+                          offsets,
+                          segments,
+                          search_first,
+                          out,
+                          tile);
 }
 
 template <int Vectors>
@@ -542,7 +555,8 @@ bool search_in_kernel(std::int64_t n, std::int64_t segments, Search search) {
 
 cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments, float* out,
                    reduce::Scratch scratch, cudaStream_t stream, Search search) {
-  return launch_tiles(in, n, OffsetArray{offsets}, segments, out, scratch, stream, search_in_kernel(n, segments, search));
+  return launch_tiles(
+      in, n, OffsetArray{offsets}, segments, out, scratch, stream, search_in_kernel(n, segments, search));
 }
 
 cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_size, std::int64_t segments, float* out,
@@ -553,15 +567,24 @@ cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_s
   const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
   if (aligned && segment_size % 4 == 0 && segment_size <= kThreadMax) {
     switch (segment_size / 4) {
-      case 1: return launch_short_fixed<1>(in, segments, out, stream);
-      case 2: return launch_short_fixed<2>(in, segments, out, stream);
-      case 3: return launch_short_fixed<3>(in, segments, out, stream);
-      case 4: return launch_short_fixed<4>(in, segments, out, stream);
-      case 5: return launch_short_fixed<5>(in, segments, out, stream);
-      case 6: return launch_short_fixed<6>(in, segments, out, stream);
-      case 7: return launch_short_fixed<7>(in, segments, out, stream);
-      case 8: return launch_short_fixed<8>(in, segments, out, stream);
-      default: break;
+      case 1:
+        return launch_short_fixed<1>(in, segments, out, stream);
+      case 2:
+        return launch_short_fixed<2>(in, segments, out, stream);
+      case 3:
+        return launch_short_fixed<3>(in, segments, out, stream);
+      case 4:
+        return launch_short_fixed<4>(in, segments, out, stream);
+      case 5:
+        return launch_short_fixed<5>(in, segments, out, stream);
+      case 6:
+        return launch_short_fixed<6>(in, segments, out, stream);
+      case 7:
+        return launch_short_fixed<7>(in, segments, out, stream);
+      case 8:
+        return launch_short_fixed<8>(in, segments, out, stream);
+      default:
+        break;
     }
   }
   return launch_tiles(in, n, FixedOffsets{segment_size}, segments, out, scratch, stream);
@@ -569,8 +592,11 @@ cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_s
 
 std::size_t cub_scratch_bytes(std::int64_t segments) {
   std::size_t bytes = 0;
-  const cudaError_t e = cub::DeviceSegmentedReduce::Sum(nullptr, bytes, static_cast<const float*>(nullptr),
-                                                        static_cast<float*>(nullptr), segments,
+  const cudaError_t e = cub::DeviceSegmentedReduce::Sum(nullptr,
+                                                        bytes,
+                                                        static_cast<const float*>(nullptr),
+                                                        static_cast<float*>(nullptr),
+                                                        segments,
                                                         static_cast<const std::int64_t*>(nullptr),
                                                         static_cast<const std::int64_t*>(nullptr));
   return e == cudaSuccess ? std::max<std::size_t>(bytes, 1) : 1;

@@ -23,8 +23,8 @@ namespace step13 {
 // is summed by several blocks (one per tile it touches); one of up to a tile by one block, or by one
 // warp, or by one thread, by its length (segmented.cu says where each bound comes from).
 constexpr std::int64_t kTile = 32768;
-constexpr std::int64_t kThreadMax = 32;   // a thread sums a segment of at most this many floats...
-constexpr std::int64_t kWarpMax = 2048;   // ...a warp one of at most this many, a block one of at most kTile
+constexpr std::int64_t kThreadMax = 32;  // a thread sums a segment of at most this many floats...
+constexpr std::int64_t kWarpMax = 2048;  // ...a warp one of at most this many, a block one of at most kTile
 
 // Device scratch either launcher needs for n floats (independent of the offsets). It must be
 // zero-filled before the first launch that uses it (as the harness's scratch is: step.cuh). The long

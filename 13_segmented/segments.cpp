@@ -57,7 +57,8 @@ const Distribution* find_distribution(std::string_view name) {
 }
 
 Offsets make_offsets(std::string_view name, std::int64_t n, std::uint64_t seed) {
-  if (name == "uniform32") return cover(n, [&](std::int64_t i) { return 1 + static_cast<std::int64_t>(hash(seed, i) % 32); });
+  if (name == "uniform32")
+    return cover(n, [&](std::int64_t i) { return 1 + static_cast<std::int64_t>(hash(seed, i) % 32); });
   if (name == "fixed1000") return cover(n, [](std::int64_t) { return std::int64_t{1000}; });
   if (name == "whole") return n > 0 ? Offsets{0, n} : Offsets{0};
   if (name == "matrix-wide") return equal_rows(n, 1024);
@@ -106,7 +107,8 @@ void check_entry(const Offsets& o, std::size_t s, std::int64_t n) {
   if (s > 0 && o[s] < o[s - 1])
     fail("not monotone: offsets[" + std::to_string(s) + "] = " + std::to_string(o[s]) + " < offsets[" +
          std::to_string(s - 1) + "] = " + std::to_string(o[s - 1]));
-  if (o[s] > n) fail("offsets[" + std::to_string(s) + "] = " + std::to_string(o[s]) + " is beyond n = " + std::to_string(n));
+  if (o[s] > n)
+    fail("offsets[" + std::to_string(s) + "] = " + std::to_string(o[s]) + " is beyond n = " + std::to_string(n));
 }
 
 }  // namespace
@@ -126,11 +128,11 @@ Offsets read_offsets(const std::string& path, std::int64_t n) {
     std::int64_t v = 0;
     const auto [stop, ec] = std::from_chars(first, end, v);
     if (w.cut || ec != std::errc{} || stop != end || first == end || (t[0] == '+' && *first == '-'))
-      throw reduce::UsageError("--offsets: " +
-                               (w.cut ? reduce::quote(t.substr(0, 16)) + "... (over " + std::to_string(kMaxOffsetChars) + " bytes)"
-                                      : reduce::quote(t)) +
-                               " in " + reduce::quote(path) + " (entry " + std::to_string(w.index) +
-                               ") is not an integer of 64 bits");
+      throw reduce::UsageError(
+          "--offsets: " +
+          (w.cut ? reduce::quote(t.substr(0, 16)) + "... (over " + std::to_string(kMaxOffsetChars) + " bytes)"
+                 : reduce::quote(t)) +
+          " in " + reduce::quote(path) + " (entry " + std::to_string(w.index) + ") is not an integer of 64 bits");
     if (w.index >= kMaxOffsets)
       throw reduce::UsageError("--offsets: " + reduce::quote(path) + " holds more than " + std::to_string(kMaxOffsets) +
                                " offsets, the most --offsets reads");
@@ -172,26 +174,33 @@ std::vector<reduce::ExtraOption> options() {
   std::string described = "the distribution of segment lengths over n floats:";
   for (const Distribution& d : distributions()) {
     names.push_back(d.name);
-    described += "\n                     " + std::string(d.name) + std::string(12 - std::strlen(d.name), ' ') + d.description;
+    described +=
+        "\n                     " + std::string(d.name) + std::string(12 - std::strlen(d.name), ' ') + d.description;
   }
   // powerlaw first: the default, a mix of every tier.
   for (std::size_t i = 0; i < names.size(); ++i)
     if (names[i] == "powerlaw") std::swap(names[i], names[0]);
-  reduce::ExtraOption size{"--segment-size", {}, "segments of L floats each (n / L of them), no offsets read: the "
-                           "fixed-size mode", "L"};
+  reduce::ExtraOption size{"--segment-size",
+                           {},
+                           "segments of L floats each (n / L of them), no offsets read: the "
+                           "fixed-size mode",
+                           "L"};
   size.check = [](const std::string& v) -> std::string {
     const auto len = reduce::parse_count(v);
     return len && *len >= 1 ? "" : "a segment length from 1 to n: 16, 1000, 4K or 2^10";
   };
   size.set = [](const std::string& v) { args().segment_size = *reduce::parse_count(v); };
-  return {reduce::choice_option("--segments", args().segments, names, described),
-          reduce::text_option("--offsets", args().offsets,
-                              "a file of S + 1 integers (white space between) instead of --segments", "FILE"),
-          size,
-          reduce::choice_option("--search", args().search, {"auto", "kernel", "block"},
-                                "where each tile's first segment is found in the offsets: auto (a kernel of its own where\n"
-                                "                     the segments outnumber the tiles of 32768 floats, else each block),\n"
-                                "                     kernel, or block (the record's \"search\" says which ran)")};
+  return {
+      reduce::choice_option("--segments", args().segments, names, described),
+      reduce::text_option(
+          "--offsets", args().offsets, "a file of S + 1 integers (white space between) instead of --segments", "FILE"),
+      size,
+      reduce::choice_option("--search",
+                            args().search,
+                            {"auto", "kernel", "block"},
+                            "where each tile's first segment is found in the offsets: auto (a kernel of its own where\n"
+                            "                     the segments outnumber the tiles of 32768 floats, else each block),\n"
+                            "                     kernel, or block (the record's \"search\" says which ran)")};
 }
 
 Args& args() {
@@ -222,8 +231,8 @@ void check_options(const reduce::Options& opt) {
       throw reduce::UsageError("--search applies to offsets; with --segment-size every block computes its own");
     const std::int64_t len = args().segment_size;
     if (len > opt.n)
-      throw reduce::UsageError("--segment-size " + std::to_string(len) + " is longer than n = " + std::to_string(opt.n) +
-                               ": no whole segment");
+      throw reduce::UsageError("--segment-size " + std::to_string(len) +
+                               " is longer than n = " + std::to_string(opt.n) + ": no whole segment");
     return;
   }
   if (!opt.has("--offsets")) return;
@@ -235,13 +244,11 @@ Layout layout_of(const reduce::Options& opt) {
   Layout l;
   const std::string file = args().offsets;
   l.fixed = opt.has("--segment-size") ? args().segment_size : 0;
-  l.offsets = l.fixed > 0      ? fixed_offsets(opt.n, l.fixed)
+  l.offsets = l.fixed > 0    ? fixed_offsets(opt.n, l.fixed)
               : file.empty() ? make_offsets(args().segments, opt.n, opt.seed)
                              : read_offsets(file, opt.n);
   validate_offsets(l.offsets, opt.n);
-  l.distribution = l.fixed > 0     ? "fixed:" + std::to_string(l.fixed)
-                   : file.empty() ? args().segments
-                                  : "file:" + file;
+  l.distribution = l.fixed > 0 ? "fixed:" + std::to_string(l.fixed) : file.empty() ? args().segments : "file:" + file;
   return l;
 }
 
@@ -254,7 +261,8 @@ reduce::Verdict verdict_of(const SegmentsCheck& c, const Offsets& offsets) {
     const std::int64_t s = c.first_wrong;
     v.result = c.first_gpu;
     v.reference = c.first_reference;
-    v.what = "segment " + std::to_string(s) + " [" + std::to_string(offsets[s]) + ", " + std::to_string(offsets[s + 1]) + ")";
+    v.what = "segment " + std::to_string(s) + " [" + std::to_string(offsets[s]) + ", " +
+             std::to_string(offsets[s + 1]) + ")";
     v.note = std::to_string(c.wrong) + " of " + std::to_string(offsets.size() - 1) + " segments wrong";
   }
   return v;

@@ -81,12 +81,12 @@ struct Layout {
 Layout layout_of(const reduce::Options& opt);
 
 struct SegmentsCheck {
-  std::int64_t wrong = 0;           // segments that failed
-  std::int64_t first_wrong = -1;    // the first of them, or -1
-  float first_gpu = 0.0f;           // its result...
-  reduce::Check first_check;        // ...and its check (reference, error, tolerance)
+  std::int64_t wrong = 0;         // segments that failed
+  std::int64_t first_wrong = -1;  // the first of them, or -1
+  float first_gpu = 0.0f;         // its result...
+  reduce::Check first_check;      // ...and its check (reference, error, tolerance)
   double first_reference = 0.0;
-  bool exact = true;                // every segment was compared exactly
+  bool exact = true;  // every segment was compared exactly
 };
 // Checks every segment's result gpu[s] against its reference (on all the CPU's cores).
 SegmentsCheck check_segments(const float* x, const Offsets& offsets, const float* gpu, reduce::Pattern p);

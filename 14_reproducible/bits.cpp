@@ -17,10 +17,10 @@ namespace step14 {
 std::vector<BitsCase> bits_cases() {
   using reduce::Pattern;
   std::vector<BitsCase> cases;
-  const std::int64_t sizes[] = {0,       1,         31,          1024,           4097,           65537,
-                                1000003, (1 << 20) + 3, (1 << 24) - 1, (1 << 25) + 7};
+  const std::int64_t sizes[] = {0, 1, 31, 1024, 4097, 65537, 1000003, (1 << 20) + 3, (1 << 24) - 1, (1 << 25) + 7};
   for (std::int64_t n : sizes)
-    for (Pattern p : {Pattern::constant, Pattern::integers, Pattern::uniform, Pattern::mixed}) cases.push_back({n, p, 1});
+    for (Pattern p : {Pattern::constant, Pattern::integers, Pattern::uniform, Pattern::mixed})
+      cases.push_back({n, p, 1});
   cases.push_back({(1 << 20) + 3, Pattern::uniform, 7});
   cases.push_back({(1 << 20) + 3, Pattern::mixed, 7});
   for (Pattern p : {Pattern::nan, Pattern::inf}) {
@@ -60,8 +60,12 @@ std::string bits_line(const BitsCase& c, float result) {
 }
 
 std::vector<BitsEntry> parse_bits_text(const std::string& text, const std::string& name) {
-  const std::vector<reduce::Pattern> all = {reduce::Pattern::constant, reduce::Pattern::integers, reduce::Pattern::uniform,
-                                            reduce::Pattern::mixed,    reduce::Pattern::nan,      reduce::Pattern::inf};
+  const std::vector<reduce::Pattern> all = {reduce::Pattern::constant,
+                                            reduce::Pattern::integers,
+                                            reduce::Pattern::uniform,
+                                            reduce::Pattern::mixed,
+                                            reduce::Pattern::nan,
+                                            reduce::Pattern::inf};
   std::vector<BitsEntry> entries;
   std::map<std::string, int> lines;  // case -> its line
   std::istringstream in(text);
@@ -78,14 +82,16 @@ std::vector<BitsEntry> parse_bits_text(const std::string& text, const std::strin
     char* end = nullptr;
     errno = 0;
     const unsigned long long s = std::strtoull(seed.c_str(), &end, 10);
-    const bool seed_ok = !seed.empty() && std::isdigit(static_cast<unsigned char>(seed[0])) && end == seed.c_str() + seed.size() && errno == 0;
+    const bool seed_ok = !seed.empty() && std::isdigit(static_cast<unsigned char>(seed[0])) &&
+                         end == seed.c_str() + seed.size() && errno == 0;
     unsigned long word = 0;
     const bool hex = bits.size() == 10 && bits.rfind("0x", 0) == 0 &&
                      bits.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos;
     if (hex) word = std::strtoul(bits.c_str() + 2, nullptr, 16);
     const float v = std::strtof(value.c_str(), &end);
     const bool value_ok = !value.empty() && end == value.c_str() + value.size();  // a NUL inside is no end
-    if (!count || std::to_string(*count) != n || !p || !seed_ok || !(hex || bits == "nan") || !value_ok || !extra.empty())
+    if (!count || std::to_string(*count) != n || !p || !seed_ok || !(hex || bits == "nan") || !value_ok ||
+        !extra.empty())
       throw reduce::UsageError(where + "not 'n pattern seed bits value': " + reduce::quote(line));
     e.c = {*count, *p, s};
     if (hex) {
@@ -98,7 +104,8 @@ std::vector<BitsEntry> parse_bits_text(const std::string& text, const std::strin
     }
     e.value_bits = bits_text(v);
     const auto [it, added] = lines.emplace(case_text(e.c), number);
-    if (!added) throw reduce::UsageError(where + "case " + case_text(e.c) + " repeats line " + std::to_string(it->second));
+    if (!added)
+      throw reduce::UsageError(where + "case " + case_text(e.c) + " repeats line " + std::to_string(it->second));
     entries.push_back(e);
   }
   return entries;
@@ -136,9 +143,7 @@ std::string BitsCheck::verdict(const BitsCase& c, float result) {
          std::to_string(e.line) + ")";
 }
 
-int BitsCheck::not_run() const {
-  return static_cast<int>(expected_.size()) - static_cast<int>(seen_.size());
-}
+int BitsCheck::not_run() const { return static_cast<int>(expected_.size()) - static_cast<int>(seen_.size()); }
 
 std::string BitsCheck::summary(const std::string& file) const {
   std::string s = std::string(passed() ? "PASSED: " : "FAILED: ") + std::to_string(compared_ - differ_) + " of " +
@@ -152,13 +157,16 @@ std::string BitsCheck::summary(const std::string& file) const {
   return s;
 }
 
-std::string make_bits_file(const std::vector<BitsCase>& cases, const std::function<float(const float*, std::int64_t)>& sum,
-                           const std::string& source, const std::function<void(const BitsCase&, float)>& progress) {
+std::string make_bits_file(const std::vector<BitsCase>& cases,
+                           const std::function<float(const float*, std::int64_t)>& sum, const std::string& source,
+                           const std::function<void(const BitsCase&, float)>& progress) {
   std::string text =
       "# Step 14's reproducible sum of fixed inputs: n floats of fill_input(pattern, seed) (common/input.hpp);\n"
       "# bits are the float's, in hex (any NaN written nan), value the same float in decimal. Every GPU must give\n"
       "# these: build/release/bin/14_reproducible_bits --check 14_reproducible/reproducible_bits.txt compares.\n"
-      "# Written by: " + source + "\n"
+      "# Written by: " +
+      source +
+      "\n"
       "n pattern seed bits value\n";
   for (const BitsCase& c : cases) {
     std::unique_ptr<float[]> x(new float[static_cast<std::size_t>(c.n > 0 ? c.n : 1)]);

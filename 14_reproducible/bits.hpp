@@ -80,8 +80,8 @@ class BitsCheck {
 
 // Computes each case with `sum` (the input filled by common/input.hpp's fill_input) and returns the
 // file's text; `progress` hears each case and its result. `source` names what computed them.
-std::string make_bits_file(const std::vector<BitsCase>& cases, const std::function<float(const float*, std::int64_t)>& sum,
-                           const std::string& source,
+std::string make_bits_file(const std::vector<BitsCase>& cases,
+                           const std::function<float(const float*, std::int64_t)>& sum, const std::string& source,
                            const std::function<void(const BitsCase&, float)>& progress = {});
 
 }  // namespace step14

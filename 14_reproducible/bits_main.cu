@@ -31,27 +31,37 @@ std::int64_t grid = 0;               // --grid G (0: the step's own)
 
 reduce::OptionSpec spec() {
   reduce::OptionSpec s;
-  s.summary = "Sums the fixed (n, pattern, seed) cases of step 14's bits file on the GPU (or with --cpu on the\n"
-              "CPU model of its order) and prints one line per case: n pattern seed bits value (--format text),\n"
-              "or the engine's one record of the run (--format json or csv: the counts, what ran, passed)";
+  s.summary =
+      "Sums the fixed (n, pattern, seed) cases of step 14's bits file on the GPU (or with --cpu on the\n"
+      "CPU model of its order) and prints one line per case: n pattern seed bits value (--format text),\n"
+      "or the engine's one record of the run (--format json or csv: the counts, what ran, passed)";
   s.method = "Nothing is timed: the bits are the result.";
   s.block = step14::kStep.block;
-  s.extra = {reduce::text_option("--check", check_file,
-                                 std::string("compare every case's bits and value with FILE, a regular file\n") +
-                                     "                   of at most 1 MiB (" + kBitsFile + ");\n"
-                                     "                   exit 1 when a case differs or is missing",
-                                 "FILE"),
-             reduce::flag_option("--subset", subset, "with --check: run and compare only the cases FILE holds"),
-             reduce::text_option("--write", write_file,
-                                 "write the cases' bits to FILE, with the device named in its header\n"
-                                 "                   (a file is replaced by a rename; a device or FIFO written in place)",
-                                 "FILE"),
-             reduce::flag_option("--cpu", cpu, "the CPU model of the order instead of the GPU"),
-             reduce::integer_option("--grid", grid, 1, 0x7fffffff,
-                                    "blocks (default: the device's SMs x resident blocks per SM), to imitate another GPU",
-                                    "G")};
+  s.extra = {
+      reduce::text_option("--check",
+                          check_file,
+                          std::string("compare every case's bits and value with FILE, a regular file\n") +
+                              "                   of at most 1 MiB (" + kBitsFile +
+                              ");\n"
+                              "                   exit 1 when a case differs or is missing",
+                          "FILE"),
+      reduce::flag_option("--subset", subset, "with --check: run and compare only the cases FILE holds"),
+      reduce::text_option("--write",
+                          write_file,
+                          "write the cases' bits to FILE, with the device named in its header\n"
+                          "                   (a file is replaced by a rename; a device or FIFO written in place)",
+                          "FILE"),
+      reduce::flag_option("--cpu", cpu, "the CPU model of the order instead of the GPU"),
+      reduce::integer_option("--grid",
+                             grid,
+                             1,
+                             0x7fffffff,
+                             "blocks (default: the device's SMs x resident blocks per SM), to imitate another GPU",
+                             "G")};
   const char* fixed = "the cases of the bits file fix n, pattern and seed";
-  s.refused = {{"--n", fixed}, {"--pattern", fixed}, {"--seed", fixed},
+  s.refused = {{"--n", fixed},
+               {"--pattern", fixed},
+               {"--seed", fixed},
                {"--iters", "each case is summed once: the bits are the result, nothing is timed"},
                {"--warmup", "each case is summed once: nothing is timed"},
                {"--cpu-runs", "nothing is timed (--cpu sums on the CPU model instead of the GPU)"}};
@@ -96,16 +106,19 @@ int run(int argc, char** argv) {
   }
   if (cpu && (opt.has("--block") || opt.has("--grid") || opt.has("--device")))
     throw reduce::UsageError("--cpu: sums on the CPU model of the order, so --block, --grid and --device mean nothing");
-  if (subset && check_file.empty()) throw reduce::UsageError("--subset: needs --check FILE (it runs the cases FILE holds)");
+  if (subset && check_file.empty())
+    throw reduce::UsageError("--subset: needs --check FILE (it runs the cases FILE holds)");
   // Every file is opened before any work: a path that cannot be read or written is refused at once.
   std::unique_ptr<step14::BitsCheck> check;
   if (!check_file.empty()) {
     const std::vector<step14::BitsEntry> entries = step14::read_bits_file(check_file);
     if (entries.empty())
-      throw reduce::UsageError("--check: " + reduce::quote(check_file) + " holds no cases (expected lines 'n pattern seed bits value')");
+      throw reduce::UsageError("--check: " + reduce::quote(check_file) +
+                               " holds no cases (expected lines 'n pattern seed bits value')");
     check = std::make_unique<step14::BitsCheck>(entries, subset);
   }
-  std::unique_ptr<reduce::FileWriter> output = write_file.empty() ? nullptr : std::make_unique<reduce::FileWriter>(write_file, "--write");
+  std::unique_ptr<reduce::FileWriter> output =
+      write_file.empty() ? nullptr : std::make_unique<reduce::FileWriter>(write_file, "--write");
 
   std::string source = "the CPU model of the order (14_reproducible_bits --cpu)";
   std::function<float(const float*, std::int64_t)> sum = step14::model_sum;
@@ -131,7 +144,8 @@ int run(int argc, char** argv) {
   const std::vector<step14::BitsCase> cases = check ? check->cases() : step14::bits_cases();
   const std::string text = step14::make_bits_file(cases, sum, source, [&](const step14::BitsCase& c, float result) {
     const std::string verdict = check ? check->verdict(c, result) : "";
-    if (first_differ.empty() && !verdict.empty() && verdict != "same") first_differ = step14::case_text(c) + ": " + verdict;
+    if (first_differ.empty() && !verdict.empty() && verdict != "same")
+      first_differ = step14::case_text(c) + ": " + verdict;
     elements += c.n;
     if (lines) std::cout << step14::bits_line(c, result) << (check ? "  " + verdict : "") << std::endl;
   });

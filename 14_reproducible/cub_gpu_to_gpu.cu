@@ -4,9 +4,8 @@
 #include <cuda/std/execution>
 #include <cuda/stream_ref>
 
-
-#include "cub_gpu_to_gpu.hpp"
 #include "cmake/newest_cub.hpp"
+#include "cub_gpu_to_gpu.hpp"
 
 namespace step14::cub_g2g {
 

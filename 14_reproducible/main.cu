@@ -35,11 +35,11 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   float sink = 0.0f;  // the CPU yardstick: the one-core sum only
   m.before = [&](reduce::Report& r) { r.cpu_ms = reduce::time_cpu_sum(bed.host.get(), opt.n, opt.cpu_runs, &sink); };
   m.fields = [&](const float* x) {
-    std::vector<reduce::Field> f = {
-        reduce::text_field("result_bits", bits(x)), reduce::text_field("model_bits", bits(&model)),
-        reduce::number_field("tile_elements", double(step14::tile_elements(opt.n))),
-        reduce::number_field("tiles", double(step14::num_tiles(opt.n))),
-        reduce::text_field("exact_sum", reduce::exact_text(exact.to_double()))};
+    std::vector<reduce::Field> f = {reduce::text_field("result_bits", bits(x)),
+                                    reduce::text_field("model_bits", bits(&model)),
+                                    reduce::number_field("tile_elements", double(step14::tile_elements(opt.n))),
+                                    reduce::number_field("tiles", double(step14::num_tiles(opt.n))),
+                                    reduce::text_field("exact_sum", reduce::exact_text(exact.to_double()))};
     return reduce::error_fields(exact, *x, std::move(f), "step_");
   };
   // The rivals: within the suite's tolerance (NaN and inf matched as they are); each one's error and bits.
@@ -54,7 +54,11 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
 int main(int argc, char** argv) {
   reduce::Bench b{"14_reproducible", step14::kStep.lesson};
   b.spec.summary = "Sums n floats on the GPU with the same bits whatever the grid, the block size and the GPU";
-  b.spec.extra = {reduce::integer_option("--grid", grid, 1, 0x7fffffff,
+  b.spec.extra = {reduce::integer_option(
+      "--grid",
+      grid,
+      1,
+      0x7fffffff,
       "blocks (default: one per tile up to SMs x resident blocks per SM, past that the\n"
       "                   tiles spread evenly over the fewest rounds): imitates another GPU; the\n"
       "                   result's bits must not change")};

@@ -31,15 +31,15 @@
 
 namespace step14 {
 
-constexpr int kLoads = 4;                           // float4 loads in flight per lane in one round (step 10's)
-constexpr int kRoundElements = 32 * kLoads * 4;     // one round of a warp: 512 floats
+constexpr int kLoads = 4;                        // float4 loads in flight per lane in one round (step 10's)
+constexpr int kRoundElements = 32 * kLoads * 4;  // one round of a warp: 512 floats
 constexpr int kLog2Slices = 4;
-constexpr int kSlices = 1 << kLog2Slices;           // slices of a tile: one warp each in a block of 512 threads
-constexpr int kMinLog2Slice = 9;                    // a slice is at least one round
+constexpr int kSlices = 1 << kLog2Slices;                  // slices of a tile: one warp each in a block of 512 threads
+constexpr int kMinLog2Slice = 9;                           // a slice is at least one round
 constexpr int kMinLog2Tile = kMinLog2Slice + kLog2Slices;  // 8192 elements
-constexpr int kMaxLog2Tile = 20;                    // slices of at most 128 rounds (256 KB), tiles of 4 MB
-constexpr int kLog2TilesTarget = 10;                // 2^9 to 2^10 tiles from 2^22 to 2^30 elements
-constexpr int kColumns = 1024;                      // float4 columns of the final combination
+constexpr int kMaxLog2Tile = 20;                           // slices of at most 128 rounds (256 KB), tiles of 4 MB
+constexpr int kLog2TilesTarget = 10;                       // 2^9 to 2^10 tiles from 2^22 to 2^30 elements
+constexpr int kColumns = 1024;                             // float4 columns of the final combination
 
 // log2 of the tile size for n elements: small inputs get one-round slices (as many warps at work, each
 // with 4 loads per lane, as step 10 has at that n), large inputs 2^9 to 2^10 tiles (few tile sums for
@@ -53,7 +53,9 @@ REPRO_HOST_DEVICE constexpr int log2_tile(std::int64_t n) {
 }
 REPRO_HOST_DEVICE constexpr std::int64_t tile_elements(std::int64_t n) { return std::int64_t{1} << log2_tile(n); }
 REPRO_HOST_DEVICE constexpr std::int64_t slice_elements(std::int64_t n) { return tile_elements(n) >> kLog2Slices; }
-REPRO_HOST_DEVICE constexpr std::int64_t num_tiles(std::int64_t n) { return (n + tile_elements(n) - 1) / tile_elements(n); }
+REPRO_HOST_DEVICE constexpr std::int64_t num_tiles(std::int64_t n) {
+  return (n + tile_elements(n) - 1) / tile_elements(n);
+}
 
 // The CPU model: the kernel's result computed on the CPU in the same order, bit for bit (IEEE float
 // additions in round-to-nearest, as both processors do them without fast-math). Threads over tiles.

@@ -85,7 +85,8 @@ float model_sum(const float* x, std::int64_t n) {
   std::array<float, kColumns> columns{};
   for (int j = 0; j < kColumns; ++j) {
     F4 acc;
-    for (std::int64_t q = j; q < quads; q += kColumns) acc = acc + F4{sums[4 * q], sums[4 * q + 1], sums[4 * q + 2], sums[4 * q + 3]};
+    for (std::int64_t q = j; q < quads; q += kColumns)
+      acc = acc + F4{sums[4 * q], sums[4 * q + 1], sums[4 * q + 2], sums[4 * q + 3]};
     columns[j] = (acc.x + acc.y) + (acc.z + acc.w);
   }
   std::array<float, 32> groups{};

@@ -54,7 +54,9 @@ __device__ void load_round_scalar(const float* tile, std::int64_t left, int r, u
 #pragma unroll
   for (int k = 0; k < kLoads; ++k) {
     const std::int64_t i = 4 * (std::int64_t{r} * 32 * kLoads + k * 32 + lane);
-    x[k] = {i < left ? tile[i] : 0.0f, i + 1 < left ? tile[i + 1] : 0.0f, i + 2 < left ? tile[i + 2] : 0.0f,
+    x[k] = {i < left ? tile[i] : 0.0f,
+            i + 1 < left ? tile[i + 1] : 0.0f,
+            i + 2 < left ? tile[i + 2] : 0.0f,
             i + 3 < left ? tile[i + 3] : 0.0f};
   }
 }
@@ -127,7 +129,8 @@ __device__ __forceinline__ void sum_tiles(const Tiling& g, Store store) {
   const int lg_slice = g.lg - kLog2Slices, rounds = 1 << (lg_slice - kMinLog2Slice);
   // The lane's first float4 of slice s of tile t.
   const auto slice_at = [&](unsigned t, unsigned s) {
-    return reinterpret_cast<const float4*>(g.in) + threadIdx.x % 32 + (std::int64_t{(t << kLog2Slices) + s} << (lg_slice - 2));
+    return reinterpret_cast<const float4*>(g.in) + threadIdx.x % 32 +
+           (std::int64_t{(t << kLog2Slices) + s} << (lg_slice - 2));
   };
   // The warp's slices in order, u = 0, 1, ...: slice warp + (u % kPerWarp) * kWarps of the block's
   // tile u / kPerWarp (tile blockIdx.x + (u / kPerWarp) * gridDim.x). One counter, so that the loop
@@ -151,8 +154,10 @@ __device__ __forceinline__ void sum_tiles(const Tiling& g, Store store) {
 #pragma unroll 1
       for (int r = 1; r <= rounds; ++r) {
         float4 y[kLoads];
-        if (r < rounds) load_round(p, r, y);
-        else if (more) load_round(next, 0, y);
+        if (r < rounds)
+          load_round(p, r, y);
+        else if (more)
+          load_round(next, 0, y);
         acc = r == 1 ? round_tree(x) : acc + round_tree(x);
 #pragma unroll
         for (int k = 0; k < kLoads; ++k) x[k] = y[k];
@@ -226,11 +231,13 @@ constexpr unsigned kThreadsPerSm = 2048, kBlocksPerSm = 32;
 #define REPRO_SM_QUARTERS 2
 #endif
 template <unsigned Block>
-constexpr unsigned kThreadsAimed =
-    kThreadsPerSm / 4 * (Block >= 32 * kSlices || REPRO_SM_QUARTERS < 3 ? REPRO_SM_QUARTERS : 3);
+constexpr unsigned kThreadsAimed = kThreadsPerSm / 4 *
+                                   (Block >= 32 * kSlices || REPRO_SM_QUARTERS < 3 ? REPRO_SM_QUARTERS : 3);
 template <unsigned Block>
-constexpr unsigned kMinBlocks =
-    kThreadsAimed<Block> < Block ? 1 : (kThreadsAimed<Block> / Block < kBlocksPerSm ? kThreadsAimed<Block> / Block : kBlocksPerSm);
+constexpr unsigned kMinBlocks = kThreadsAimed<Block> < Block
+                                    ? 1
+                                    : (kThreadsAimed<Block> / Block < kBlocksPerSm ? kThreadsAimed<Block> / Block
+                                                                                   : kBlocksPerSm);
 
 // combine_tree's Load for the tile sums in scratch, Load::kBatch float4s at once: from L2 (cg), where
 // the other SMs' stores went (the counter's acquire orders these loads after them). Those past the last
@@ -285,8 +292,7 @@ __global__ void __launch_bounds__(Block, kMinBlocks<Block>)
 
 // The multi-GPU halves: a shard's tiles into partials (no hand-over), and the tree over all partials.
 template <unsigned Block>
-__global__ void __launch_bounds__(Block, kMinBlocks<Block>)
-    shard_tile_sums(const Tiling g, float* partials) {
+__global__ void __launch_bounds__(Block, kMinBlocks<Block>) shard_tile_sums(const Tiling g, float* partials) {
   sum_tiles<Block>(g, PlainSums{partials});
 }
 
@@ -299,7 +305,9 @@ struct Partials {
     for (int b = 0; b < kBatch; ++b) {
       const unsigned t = 4 * q[b];  // the partials need not be 16-byte aligned, nor padded
       if (q[b] < quads)
-        v[b] = {sums[t], t + 1 < tiles ? sums[t + 1] : 0.0f, t + 2 < tiles ? sums[t + 2] : 0.0f,
+        v[b] = {sums[t],
+                t + 1 < tiles ? sums[t + 1] : 0.0f,
+                t + 2 < tiles ? sums[t + 2] : 0.0f,
                 t + 3 < tiles ? sums[t + 3] : 0.0f};
     }
   }
@@ -355,7 +363,10 @@ cudaError_t grid_for(std::int64_t tiles, const reduce::LaunchConfig& cfg, std::i
 // The tiling of in[0..n) in tiles of 2^lg elements.
 Tiling tiling(const float* in, std::int64_t n, int lg) {
   const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
-  return {in, n, lg, static_cast<unsigned>((n + (std::int64_t{1} << lg) - 1) >> lg),
+  return {in,
+          n,
+          lg,
+          static_cast<unsigned>((n + (std::int64_t{1} << lg) - 1) >> lg),
           aligned ? static_cast<unsigned>(n >> lg) : 0u};
 }
 
@@ -375,8 +386,8 @@ cudaError_t default_grid(std::int64_t n, const reduce::LaunchConfig& cfg, std::i
   return grid_for(num_tiles(n), chosen, grid);
 }
 
-cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch, const reduce::LaunchConfig& cfg,
-                   cudaStream_t stream) {
+cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch scratch,
+                   const reduce::LaunchConfig& cfg, cudaStream_t stream) {
   if (n < 0 || !tiles_fit(n) || scratch.bytes < scratch_bytes(n, cfg)) return cudaErrorInvalidValue;
   std::int64_t grid = 0;
   CUDA_TRY(grid_for(num_tiles(n), cfg, &grid));
@@ -420,7 +431,13 @@ cudaError_t combine_tile_sums(const float* partials, std::int64_t n, float* out,
 }
 
 extern const reduce::Step kStep = {
-    "14_reproducible", "the same bits on any GPU: a fixed order", /*deterministic=*/true, reduce::BlockRule::any(512),
-    scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
+    "14_reproducible",
+    "the same bits on any GPU: a fixed order",
+    /*deterministic=*/true,
+    reduce::BlockRule::any(512),
+    scratch_bytes,
+    launch,
+    /*needs_zeroed_scratch=*/true,
+};
 
 }  // namespace step14

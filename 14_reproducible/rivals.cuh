@@ -16,7 +16,8 @@ namespace reduce::rivals {
 // default block where it takes --block, its fixed one where not.
 inline Rival<float> of_step(const char* name, const Step& step, const DeviceInfo& device) {
   const LaunchConfig cfg{step.block.size > 0 ? step.block.size : kDefaultBlock, device.ordinal, device.sm_count};
-  return {name, [&step, cfg](std::int64_t n) { return step.scratch_bytes(n, cfg); },
+  return {name,
+          [&step, cfg](std::int64_t n) { return step.scratch_bytes(n, cfg); },
           [&step, cfg](const float* in, std::int64_t n, float* out, Scratch s, cudaStream_t stream) {
             return step.launch(in, n, out, s, cfg, stream);
           }};
@@ -33,8 +34,10 @@ inline Rival<float> cub_g2g() {
   Rival<float> r{"cub_g2g", {}, [](const float* in, std::int64_t n, float* out, Scratch, cudaStream_t stream) {
                    return ::step14::cub_g2g::sum(in, n, out, stream);
                  }};
-  if (::step14::cub_g2g::available()) r.fields = {text_field("cub_g2g_cccl", ::step14::cub_g2g::cccl_version())};
-  else r.absent = ::step14::cub_g2g::why_absent();
+  if (::step14::cub_g2g::available())
+    r.fields = {text_field("cub_g2g_cccl", ::step14::cub_g2g::cccl_version())};
+  else
+    r.absent = ::step14::cub_g2g::why_absent();
   return r;
 }
 

@@ -38,20 +38,20 @@ std::vector<Case> fsum_cases() {
   std::vector<Case> c = {
       {"empty", {}},
       {"one", {1.0f}},
-      {"order_three", {1e8f, 1.0f, -1e8f}},                  // a float loop from the left gives 0
+      {"order_three", {1e8f, 1.0f, -1e8f}},  // a float loop from the left gives 0
       {"cancel_1e38", {1e38f, 1.0f, -1e38f}},
       {"cancel_to_subnormal", {3e38f, 3e38f, -3e38f, -3e38f, tiny}},
-      {"tie_to_even_down", {1.0f, 0x1p-24f}},                // halfway: the even neighbour, 1
-      {"tie_to_even_up", {1.0f + 0x1p-23f, 0x1p-24f}},       // halfway: the even neighbour is above
+      {"tie_to_even_down", {1.0f, 0x1p-24f}},           // halfway: the even neighbour, 1
+      {"tie_to_even_up", {1.0f + 0x1p-23f, 0x1p-24f}},  // halfway: the even neighbour is above
       {"tie_broken_by_2^-149", {1.0f, 0x1p-24f, tiny}},
       {"tie_negative", {-1.0f, -0x1p-24f}},
-      {"double_rounding", {1.0f, 0x1p-24f, 0x1p-60f}},       // math.fsum's double is the tie 1 + 2^-24
+      {"double_rounding", {1.0f, 0x1p-24f, 0x1p-60f}},  // math.fsum's double is the tie 1 + 2^-24
       {"subnormals", {tiny, tiny, tiny}},
       {"subnormal_result", {0x1p-126f, -tiny}},
-      {"zero_signs", {-0.0f, -0.0f}},                        // an exact zero is +0, as math.fsum gives
+      {"zero_signs", {-0.0f, -0.0f}},  // an exact zero is +0, as math.fsum gives
       {"overflow", {max, max}},
       {"overflow_undone", {max, max, -max}},
-      {"tie_at_the_top", {max, 0x1p103f}},                   // halfway to 2^128: rounds to infinity
+      {"tie_at_the_top", {max, 0x1p103f}},  // halfway to 2^128: rounds to infinity
       {"below_the_top_tie", {max, 0x1p102f}},
       {"negative_overflow", {-max, -0x1p103f}},
       {"nan", {1.0f, nan, 2.0f}},
@@ -77,7 +77,8 @@ std::vector<Case> fsum_cases() {
 }
 
 std::string cases_text(const std::vector<Case>& cases, const std::vector<float>& results) {
-  std::string s = "# 15_exact --write-cases: name, the GPU's exact sum rounded to float, then the inputs (hex floats)\n";
+  std::string s =
+      "# 15_exact --write-cases: name, the GPU's exact sum rounded to float, then the inputs (hex floats)\n";
   for (std::size_t k = 0; k < cases.size(); ++k) {
     s += cases[k].name + " " + hex(results[k]);
     for (float v : cases[k].x) s += " " + hex(v);

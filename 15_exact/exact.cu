@@ -42,12 +42,12 @@ namespace step15 {
 
 namespace {
 
-using Vec4 = reduce::agent::Vec<float>;                // 4 floats, one 128-bit load
-constexpr int kLoadsInFlight = 4;                     // 16-byte loads per thread per round, as step 10
-constexpr int kRoundFloats = 4 * kLoadsInFlight;      // 16 floats per thread per round
-constexpr int kBand = 18;                             // exponents W - kBand .. W share the window
-constexpr int kWindowRounds = 128;                    // 128 x 16 = 2^11 floats per window: kBand + 11 + 24 = 53
-constexpr int kAdapts = 4;                            // band moves and outlier rounds per window (atomics)
+using Vec4 = reduce::agent::Vec<float>;           // 4 floats, one 128-bit load
+constexpr int kLoadsInFlight = 4;                 // 16-byte loads per thread per round, as step 10
+constexpr int kRoundFloats = 4 * kLoadsInFlight;  // 16 floats per thread per round
+constexpr int kBand = 18;                         // exponents W - kBand .. W share the window
+constexpr int kWindowRounds = 128;                // 128 x 16 = 2^11 floats per window: kBand + 11 + 24 = 53
+constexpr int kAdapts = 4;                        // band moves and outlier rounds per window (atomics)
 // The bins: per thread one double per band of 16 binades (band = biased exponent >> 4), in shared
 // memory. A float of band b is a multiple of 2^(16b - 150) below 2^(16b - 111): 39 bits of those units,
 // so a bin adds 2^14 of them exactly (39 + 14 = 53). A round puts at most 16 floats into one bin, so the
@@ -57,10 +57,12 @@ constexpr int kBinRounds = 1 << 10;
 // A round adds below 2^47 to a shared limb (1024 threads x 32 digits below 2^32 at most), so normalizing
 // every 2^12 rounds keeps the block's limbs below 2^60.
 constexpr int kNormalizeRounds = 1 << 12;
-static_assert(kRoundFloats * kBinRounds <= (1 << 14) && kNormalizeRounds % kBinRounds == 0, "a bin's sum must be exact");
+static_assert(kRoundFloats * kBinRounds <= (1 << 14) && kNormalizeRounds % kBinRounds == 0,
+              "a bin's sum must be exact");
 constexpr std::int64_t kMaxGrid = std::int64_t{1} << 20;  // the scratch Acc sums this many normalized Accs
 
-static_assert(kRoundFloats * kWindowRounds <= (1 << 11) && kBand + 11 + 24 <= 53, "a window's sum must be exact in double");
+static_assert(kRoundFloats * kWindowRounds <= (1 << 11) && kBand + 11 + 24 <= 53,
+              "a window's sum must be exact in double");
 
 // The block's accumulator in shared memory: kLimbs limbs, then the NaN, +inf and -inf counts, as
 // unsigned words so that 64-bit atomicAdd wraps like two's complement (a negative digit is added as is).
@@ -152,9 +154,9 @@ struct Window {
   double sum = 0.0;
   int rounds = 0;
   int adapts = kAdapts;  // band moves and outlier rounds left in this window (adapt)
-  bool binned = false;  // the thread's bins hold sums (bins_round), to be added up by bins_to_acc
-  bool wide = false;    // the last round did not fit one band: go straight to the bins
-  unsigned want = 0;    // the band the last binned round fitted (bins_round), or 0
+  bool binned = false;   // the thread's bins hold sums (bins_round), to be added up by bins_to_acc
+  bool wide = false;     // the last round did not fit one band: go straight to the bins
+  unsigned want = 0;     // the band the last binned round fitted (bins_round), or 0
   // The band at first: W = 129, floats from 2^-16 to below 8: data of unit scale (uniform in [-1, 1],
   // normal(0, 1)) never moves it.
   unsigned top = 129;
@@ -183,7 +185,7 @@ struct Window {
   // the same limbs would wait on each other's compare-and-swap loops (Hopper has no 64-bit shared-memory
   // atomic add), so the lanes that share a limb add their digits by shuffles and one lane adds the sums.
   __device__ void flush_warp(Words* acc) {
-    warp_groups(digits_of(sum), [&](int k, const long long (&d)[3], bool) { add_digits(acc, k, d); });
+    warp_groups(digits_of(sum), [&](int k, const long long(&d)[3], bool) { add_digits(acc, k, d); });
     sum = 0.0;
     rounds = 0;
     adapts = kAdapts;
@@ -314,8 +316,10 @@ __device__ __forceinline__ Window bins_round(Window w, const Vec4 (&x)[kLoadsInF
 // the warp converged again, a flush of the whole warp once a window holds 2^11 floats.
 template <unsigned Block>
 __device__ void add_round(Window& w, double* bin, Vec4 (&x)[kLoadsInFlight], Words* acc) {
-  if (!w.wide && w.all_in_band(reinterpret_cast<const float*>(x))) w.add_in_band(x);
-  else if (w.wide || !w.adapt(x, acc)) w = bins_round<Block>(w, x, bin, acc);
+  if (!w.wide && w.all_in_band(reinterpret_cast<const float*>(x)))
+    w.add_in_band(x);
+  else if (w.wide || !w.adapt(x, acc))
+    w = bins_round<Block>(w, x, bin, acc);
   ++w.rounds;
   if (__any_sync(kFullMask, w.rounds == kWindowRounds)) w.flush_warp(acc);
 }
@@ -337,7 +341,7 @@ __device__ void bins_to_acc(double* bins, bool used, Words* acc, unsigned* used_
   double hi = 0.0, lo = 0.0;
 #pragma unroll
   for (unsigned j = 0; j < 16; ++j) {
-    const unsigned owner = s * 16 + (j + b) % 16;  // rotated: the lanes of a warp read different banks
+    const unsigned owner = s * 16 + (j + b) % 16;                // rotated: the lanes of a warp read different banks
     if (!(used_mask[owner / 32] >> (owner % 32) & 1)) continue;  // an unused column was never zeroed
     double w = bins[b * Block + owner];
     if (b == kBands - 1 && !isfinite(w)) {  // band 15 held NaN or an infinity: counted apart
@@ -380,10 +384,10 @@ constexpr int kResidentThreads = 1024;
 
 // The exact sum of in[0..n) into total (scratch, zero), the last block into *acc_out or, Round, *out.
 template <unsigned Block, bool Round>
-__global__ void __launch_bounds__(Block, kMinBlocks<Block>) reduce_exact(const float* in, std::int64_t n, Words* total,
-                                                       unsigned* done, Acc* acc_out, float* out) {
+__global__ void __launch_bounds__(Block, kMinBlocks<Block>)
+    reduce_exact(const float* in, std::int64_t n, Words* total, unsigned* done, Acc* acc_out, float* out) {
   __shared__ Words acc[kAccWords];
-  __shared__ Slot slots[Block / 32];  // the last flush: each warp's sums
+  __shared__ Slot slots[Block / 32];          // the last flush: each warp's sums
   __shared__ unsigned used_mask[Block / 32];  // bins_to_acc: which threads' bins hold sums
   __shared__ bool last;
   extern __shared__ double bins[];  // kBands x Block: bin b of thread t at b * Block + t
@@ -409,7 +413,7 @@ __global__ void __launch_bounds__(Block, kMinBlocks<Block>) reduce_exact(const f
       x[k] = i < loader.vectors ? loader.body[i] : Vec4{};
     }
     add_round<Block>(w, bin, x, acc);  // ...then the window, or the bins
-    if (++round % kBinRounds == 0) {  // block-uniform: every thread of the block turns as often
+    if (++round % kBinRounds == 0) {   // block-uniform: every thread of the block turns as often
       if (__syncthreads_or(w.binned)) {
         bins_to_acc<Block>(bins, w.binned, acc, used_mask);
         w.binned = false;
@@ -426,16 +430,18 @@ __global__ void __launch_bounds__(Block, kMinBlocks<Block>) reduce_exact(const f
   // goes into the warp's slot (the rare others into the accumulator), then warp 0 adds the slots up.
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   if (lane == 0) slots[warp].k = -1;
-  warp_groups(digits_of(w.sum), [&](int k, const long long (&d)[3], bool first) {  // every lane of every warp
-    if (first) slots[warp] = Slot{k, {d[0], d[1], d[2]}};
-    else add_digits(acc, k, d);
+  warp_groups(digits_of(w.sum), [&](int k, const long long(&d)[3], bool first) {  // every lane of every warp
+    if (first)
+      slots[warp] = Slot{k, {d[0], d[1], d[2]}};
+    else
+      add_digits(acc, k, d);
   });
   __syncthreads();
   if (warp == 0) {  // alone on acc now: plain adds
-    Digits g;  // lane's slot, if it has one
+    Digits g;       // lane's slot, if it has one
     if (lane < Block / 32 && slots[lane].k >= 0)
       g = Digits{slots[lane].k, {slots[lane].digit[0], slots[lane].digit[1], slots[lane].digit[2]}};
-    warp_groups(g, [&](int k, const long long (&d)[3], bool) {
+    warp_groups(g, [&](int k, const long long(&d)[3], bool) {
       for (int j = 0; j < 3; ++j) acc[k + j] += static_cast<Words>(d[j]);
     });
   }
@@ -475,7 +481,7 @@ __global__ void __launch_bounds__(Block, kMinBlocks<Block>) reduce_exact(const f
 __global__ void round_kernel(const Acc* acc, float* out) { *out = rounded(*acc); }
 
 template <unsigned Block>
-constexpr std::size_t kBinBytes = sizeof(double) * kBands * Block;  // the kernel's dynamic shared memory
+constexpr std::size_t kBinBytes = sizeof(double) * kBands* Block;  // the kernel's dynamic shared memory
 constexpr std::size_t kStaticBytes = 2048;  // above its static shared memory (1.3 KB at 1024 threads)
 constexpr int kMaxDevices = 64;
 
@@ -490,9 +496,12 @@ cudaError_t allow_bins(int device) {
   const cudaError_t e = [device] {
     int smem_per_sm = 0;
     CUDA_TRY(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-    const std::size_t blocks = std::max(1u, kResidentThreads / Block), used = blocks * (kBinBytes<Block> + kStaticBytes);
-    const int percent = static_cast<int>(std::min<std::size_t>(100, (100 * used + smem_per_sm - 1) / std::max(smem_per_sm, 1)));
-    CUDA_TRY(cudaFuncSetAttribute(reduce_exact<Block, Round>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kBinBytes<Block>)));
+    const std::size_t blocks = std::max(1u, kResidentThreads / Block),
+                      used = blocks * (kBinBytes<Block> + kStaticBytes);
+    const int percent =
+        static_cast<int>(std::min<std::size_t>(100, (100 * used + smem_per_sm - 1) / std::max(smem_per_sm, 1)));
+    CUDA_TRY(cudaFuncSetAttribute(
+        reduce_exact<Block, Round>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kBinBytes<Block>)));
     return cudaFuncSetAttribute(reduce_exact<Block, Round>, cudaFuncAttributePreferredSharedMemoryCarveout, percent);
   }();
   if (cached) state[device] = static_cast<int>(e) + 1;
@@ -504,7 +513,8 @@ cudaError_t allow_bins(int device) {
 int fitting_block(int block, int device) {
   int optin = 0;
   if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) return block;
-  while (block > 32 && kBinBytes<1> * static_cast<std::size_t>(block) + kStaticBytes > static_cast<std::size_t>(optin)) block /= 2;
+  while (block > 32 && kBinBytes<1> * static_cast<std::size_t>(block) + kStaticBytes > static_cast<std::size_t>(optin))
+    block /= 2;
   return block;
 }
 
@@ -513,7 +523,8 @@ std::int64_t grid_for(std::int64_t n, const reduce::LaunchConfig& cfg, int devic
   if (cfg.grid > 0) return std::min(cfg.grid, kMaxGrid);
   static int per_sm = 0;  // resident blocks per SM of this kernel: asked once
   if (per_sm == 0 && (allow_bins<Block, true>(device) != cudaSuccess ||
-                      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_exact<Block, true>, Block, kBinBytes<Block>) != cudaSuccess))
+                      cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &per_sm, reduce_exact<Block, true>, Block, kBinBytes<Block>) != cudaSuccess))
     per_sm = 1;
   per_sm = std::min<int>(per_sm, std::max(1u, kResidentThreads / Block));
   const std::int64_t tiles = reduce::ceil_div(n, 4 * std::int64_t{Block} * kLoadsInFlight);
@@ -532,7 +543,8 @@ cudaError_t run(const float* in, std::int64_t n, Acc* acc_out, float* out, reduc
     constexpr unsigned kBlock = decltype(block)::value;
     CUDA_TRY((allow_bins<kBlock, Round>(device)));
     const std::int64_t grid = grid_for<kBlock>(n, cfg, device);
-    reduce_exact<kBlock, Round><<<static_cast<unsigned>(grid), kBlock, kBinBytes<kBlock>, stream>>>(in, n, total, done, acc_out, out);
+    reduce_exact<kBlock, Round>
+        <<<static_cast<unsigned>(grid), kBlock, kBinBytes<kBlock>, stream>>>(in, n, total, done, acc_out, out);
     CUDA_TRY(cudaGetLastError());
     return cudaSuccess;
   });
@@ -558,7 +570,13 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "15_exact", "the exact sum, rounded once", /*deterministic=*/true, reduce::BlockRule::any(512),
-    scratch_bytes, launch, /*needs_zeroed_scratch=*/true};
+    "15_exact",
+    "the exact sum, rounded once",
+    /*deterministic=*/true,
+    reduce::BlockRule::any(512),
+    scratch_bytes,
+    launch,
+    /*needs_zeroed_scratch=*/true,
+};
 
 }  // namespace step15

@@ -30,7 +30,7 @@
 
 namespace step15 {
 
-constexpr int kLimbs = 12;           // 384 bits: 277 for any float, the rest for carries and sign
+constexpr int kLimbs = 12;             // 384 bits: 277 for any float, the rest for carries and sign
 constexpr int kAccWords = kLimbs + 3;  // the int64 words of an Acc (an NCCL all-reduce counts these)
 
 struct Acc {
@@ -55,8 +55,10 @@ EXACT_HD inline void add(Acc& a, float x) {
   const int e = static_cast<int>((u >> 23) & 0xff);
   const long long f = u & 0x7fffff;
   if (e == 0xff) {
-    if (f) ++a.nan;
-    else (u >> 31 ? a.neg_inf : a.pos_inf)++;
+    if (f)
+      ++a.nan;
+    else
+      (u >> 31 ? a.neg_inf : a.pos_inf)++;
     return;
   }
   const long long m = e ? (f | 0x800000) : f;  // x = m * 2^(s - 149), subnormals without the hidden bit
@@ -75,7 +77,7 @@ EXACT_HD inline std::uint32_t rounded_bits(Acc a) {
   if (a.neg_inf) return 0xff800000u;
   normalize(a);
   const bool negative = a.limb[kLimbs - 1] < 0;
-  std::uint32_t mag[kLimbs];  // |value| in 32-bit digits
+  std::uint32_t mag[kLimbs];                // |value| in 32-bit digits
   std::uint64_t borrow = negative ? 1 : 0;  // two's complement negation: invert, add one
   EXACT_UNROLL for (int k = 0; k < kLimbs; ++k) {
     std::uint64_t d = static_cast<std::uint64_t>(a.limb[k]) & 0xffffffffu;
@@ -88,8 +90,7 @@ EXACT_HD inline std::uint32_t rounded_bits(Acc a) {
   // Every index into mag below is a constant of an unrolled loop (a select picks mag[i]), so one GPU
   // thread keeps mag in registers: a computed index would put it in local memory.
   int top = -1;
-  EXACT_UNROLL for (int k = 0; k < kLimbs; ++k)
-    if (mag[k]) top = k;
+  EXACT_UNROLL for (int k = 0; k < kLimbs; ++k) if (mag[k]) top = k;
   if (top < 0) return 0u;
   auto digit = [&](int i) -> std::uint64_t {  // mag[i], or 0 past the last limb
     std::uint32_t d = 0;
@@ -97,7 +98,8 @@ EXACT_HD inline std::uint32_t rounded_bits(Acc a) {
     return d;
   };
 #ifdef __CUDA_ARCH__
-  const int msb = 32 * top + 31 - __clz(static_cast<std::uint32_t>(digit(top)));  // the leading bit, worth 2^(msb - 149)
+  const int msb =
+      32 * top + 31 - __clz(static_cast<std::uint32_t>(digit(top)));  // the leading bit, worth 2^(msb - 149)
 #else
   const int msb = 32 * top + 31 - __builtin_clz(static_cast<std::uint32_t>(digit(top)));
 #endif

@@ -25,12 +25,16 @@ bool write_cases(const std::string& path, const reduce::LaunchConfig& cfg) {
     const std::vector<float>& x = cases[k].x;
     reduce::DeviceBuffer<float> in(x.size());
     CUDA_CHECK(cudaMemcpy(in.get(), x.data(), in.bytes(), cudaMemcpyHostToDevice));
-    CUDA_CHECK(step15::launch(in.get(), in.size(), out.get(), reduce::Scratch{scratch.get(), scratch.bytes()}, cfg, nullptr));
+    CUDA_CHECK(
+        step15::launch(in.get(), in.size(), out.get(), reduce::Scratch{scratch.get(), scratch.bytes()}, cfg, nullptr));
     CUDA_CHECK(cudaMemcpy(&results[k], out.get(), sizeof(float), cudaMemcpyDeviceToHost));
     const float want = reduce::exact_sum(x.data(), in.size()).to_float();
     if (step14::same_bits(results[k], want)) continue;
-    std::fprintf(stderr, "case %s: bits %s, the exact sum's %s\n", cases[k].name.c_str(),
-                 step14::bits_text(results[k]).c_str(), step14::bits_text(want).c_str());
+    std::fprintf(stderr,
+                 "case %s: bits %s, the exact sum's %s\n",
+                 cases[k].name.c_str(),
+                 step14::bits_text(results[k]).c_str(),
+                 step14::bits_text(want).c_str());
     ok = false;
   }
   file.commit(step15::cases_text(cases, results));

@@ -147,7 +147,9 @@ __device__ S block_reduce(S v, Combine combine, const S& identity) {
 // The float sum: the common case, as a functor for the reductions above.
 struct Plus {
   template <typename S>
-  __device__ S operator()(const S& a, const S& b) const { return a + b; }
+  __device__ S operator()(const S& a, const S& b) const {
+    return a + b;
+  }
 };
 
 }  // namespace reduce::agent

@@ -24,21 +24,21 @@ class CudaError : public std::runtime_error {
 };
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {
-  throw CudaError(code, std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
-                            cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")");
+  throw CudaError(code,
+                  std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+                      cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")");
 }
 
 }  // namespace reduce
 
-#define CUDA_CHECK(call)                                                         \
-  do {                                                                           \
-    const cudaError_t cuda_check_status_ = (call);                               \
-    if (cuda_check_status_ != cudaSuccess)                                       \
-      ::reduce::throw_cuda_error(cuda_check_status_, #call, __FILE__, __LINE__); \
+#define CUDA_CHECK(call)                                                                                              \
+  do {                                                                                                                \
+    const cudaError_t cuda_check_status_ = (call);                                                                    \
+    if (cuda_check_status_ != cudaSuccess) ::reduce::throw_cuda_error(cuda_check_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define CUDA_TRY(call)                                                    \
-  do {                                                                    \
-    const cudaError_t cuda_try_status_ = (call);                          \
-    if (cuda_try_status_ != cudaSuccess) return cuda_try_status_;         \
+#define CUDA_TRY(call)                                            \
+  do {                                                            \
+    const cudaError_t cuda_try_status_ = (call);                  \
+    if (cuda_try_status_ != cudaSuccess) return cuda_try_status_; \
   } while (0)

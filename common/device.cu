@@ -29,8 +29,8 @@ DeviceInfo open_device(int ordinal) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess)
-    throw NoUsableDevice(std::string("the CUDA runtime reports ") + cudaGetErrorName(e) + " (" +
-                         cudaGetErrorString(e) + "); is an NVIDIA GPU with its driver present?");
+    throw NoUsableDevice(std::string("the CUDA runtime reports ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                         "); is an NVIDIA GPU with its driver present?");
   if (count == 0) throw NoUsableDevice("the CUDA runtime found no device");
   if (ordinal >= count)
     throw UsageError("invalid value '" + std::to_string(ordinal) + "' for --device: this machine has " +

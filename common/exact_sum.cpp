@@ -16,8 +16,10 @@ void ExactSum::add(float x) {
   const std::int64_t fraction = bits & 0x7fffff;
   const bool negative = bits >> 31;
   if (exponent == 0xff) {  // infinity or NaN
-    if (fraction) ++nan_;
-    else (negative ? neg_inf_ : pos_inf_)++;
+    if (fraction)
+      ++nan_;
+    else
+      (negative ? neg_inf_ : pos_inf_)++;
     return;
   }
   // x = m * 2^(shift - 149): subnormals have exponent field 0 and no hidden bit.
@@ -94,7 +96,7 @@ double ExactSum::to_double() const {
 static float to_float_checked(double v) {
   // v has at most 24 significant bits, so this conversion is exact unless it overflows.
   return std::fabs(v) > std::numeric_limits<float>::max() ? std::copysign(std::numeric_limits<float>::infinity(), v)
-                                                         : static_cast<float>(v);
+                                                          : static_cast<float>(v);
 }
 
 float ExactSum::to_float() const {

@@ -1,6 +1,6 @@
 // The exact sum of floats on the CPU, rounded once: the yardstick of 14_reproducible's accuracy table
-// and the oracle of 15_exact's tests. Every float is an integer multiple of 2^-149 below 2^128, so a fixed-point integer with
-// its lowest bit worth 2^-149 holds any float exactly, and integer additions lose nothing and do not
+// and the oracle of 15_exact's tests. Every float is an integer multiple of 2^-149 below 2^128, so a fixed-point
+// integer with its lowest bit worth 2^-149 holds any float exactly, and integer additions lose nothing and do not
 // depend on their order: the sum is exact whatever the grouping, on any number of threads.
 #pragma once
 

@@ -29,9 +29,12 @@ std::size_t utf8_length(std::string_view v, std::size_t i) {
   const unsigned c = byte(0), c1 = byte(1);
   std::size_t len = 0;
   unsigned lo = 0x80, hi = 0xBF;  // the second byte's range
-  if (c >= 0xC2 && c <= 0xDF) len = 2;
-  else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-  else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  if (c >= 0xC2 && c <= 0xDF)
+    len = 2;
+  else if (c >= 0xE0 && c <= 0xEF)
+    len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4)
+    len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
   if (len == 0 || c1 < lo || c1 > hi) return 0;
   for (std::size_t k = 2; k < len; ++k)
     if (byte(k) < 0x80 || byte(k) > 0xBF) return 0;
@@ -175,16 +178,24 @@ std::string quote(std::string_view v, std::size_t limit) {
     const auto c = static_cast<unsigned char>(v[i]);
     std::string piece;
     std::size_t used = 1, width = 0;
-    if (c == '\n') piece = "\\n";
-    else if (c == '\t') piece = "\\t";
-    else if (c == '\r') piece = "\\r";
-    else if (c == '\\' || c == '\'') piece = std::string("\\") + static_cast<char>(c);
-    else if (c < 0x20 || c == 0x7F) piece = hex_byte(c);
-    else if (c < 0x80) piece = std::string(1, static_cast<char>(c));
-    else if (const std::size_t len = utf8_length(v, i); len == 0) piece = hex_byte(c);
+    if (c == '\n')
+      piece = "\\n";
+    else if (c == '\t')
+      piece = "\\t";
+    else if (c == '\r')
+      piece = "\\r";
+    else if (c == '\\' || c == '\'')
+      piece = std::string("\\") + static_cast<char>(c);
+    else if (c < 0x20 || c == 0x7F)
+      piece = hex_byte(c);
+    else if (c < 0x80)
+      piece = std::string(1, static_cast<char>(c));
+    else if (const std::size_t len = utf8_length(v, i); len == 0)
+      piece = hex_byte(c);
     else if (c == 0xC2 && static_cast<unsigned char>(v[i + 1]) < 0xA0)  // U+0080..U+009F: C1 controls
       piece = hex_byte(c) + hex_byte(static_cast<unsigned char>(v[i + 1])), used = 2;
-    else piece = std::string(v.substr(i, len)), used = len, width = 1;  // one character on the screen
+    else
+      piece = std::string(v.substr(i, len)), used = len, width = 1;  // one character on the screen
     if (width == 0) width = piece.size();
     if (shown + width > limit) break;
     out += piece;
@@ -202,13 +213,16 @@ namespace {
 void read_pieces(const std::string& path, const std::string& option, std::int64_t max_bytes,
                  const std::function<void(std::string_view)>& take) {
   const std::string name = option + ": " + quote(path);
-  auto cannot = [&](int error) { return UsageError(option + ": cannot read " + quote(path) + ": " + std::strerror(error)); };
+  auto cannot = [&](int error) {
+    return UsageError(option + ": cannot read " + quote(path) + ": " + std::strerror(error));
+  };
   // O_NONBLOCK: opening a FIFO that no one writes returns at once (fstat below then refuses it).
   const Fd in{open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)};
   struct stat st {};
   if (in.fd < 0) {
     const int error = errno;
-    if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) throw UsageError(name + " is " + kind_of(st.st_mode) + ", not a file");
+    if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      throw UsageError(name + " is " + kind_of(st.st_mode) + ", not a file");
     throw cannot(error);
   }
   if (fstat(in.fd, &st) != 0) throw cannot(errno);
@@ -250,17 +264,23 @@ void for_each_word(const std::string& path, const std::string& option, std::int6
   };
   read_pieces(path, option, max_bytes, [&](std::string_view piece) {
     for (const char c : piece) {
-      if (c == ' ' || (c >= '\t' && c <= '\r')) end_word();  // " \t\n\v\f\r", as isspace in the C locale
-      else if (word.size() < max_word) word += c;
-      else if (!skipping) skipping = true, take(Word{word, index, true});
+      if (c == ' ' || (c >= '\t' && c <= '\r'))
+        end_word();  // " \t\n\v\f\r", as isspace in the C locale
+      else if (word.size() < max_word)
+        word += c;
+      else if (!skipping)
+        skipping = true, take(Word{word, index, true});
     }
   });
   end_word();
 }
 
-FileWriter::FileWriter(const std::string& path, const std::string& option) : path_(path), target_(path), option_(option) {
+FileWriter::FileWriter(const std::string& path, const std::string& option)
+    : path_(path), target_(path), option_(option) {
   const std::string name = option + ": " + quote(path);
-  auto cannot = [&](int error) { return UsageError(option + ": cannot write " + quote(path) + ": " + std::strerror(error)); };
+  auto cannot = [&](int error) {
+    return UsageError(option + ": cannot write " + quote(path) + ": " + std::strerror(error));
+  };
   if (path.empty()) throw UsageError(option + ": needs a file name");
   struct stat st {};
   if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
@@ -279,7 +299,8 @@ FileWriter::FileWriter(const std::string& path, const std::string& option) : pat
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
       // In place, never replaced. O_NONBLOCK: a FIFO that no one reads is refused (ENXIO), not waited on.
       fd_ = open(target_.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-      if (fd_ < 0 && errno == ENXIO && S_ISFIFO(st.st_mode)) throw UsageError(name + " is a FIFO that no process reads");
+      if (fd_ < 0 && errno == ENXIO && S_ISFIFO(st.st_mode))
+        throw UsageError(name + " is a FIFO that no process reads");
       if (fd_ < 0) throw cannot(errno);
       fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) & ~O_NONBLOCK);  // then the reader sets the pace
       return;

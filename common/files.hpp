@@ -62,9 +62,9 @@ class FileWriter {
   std::string path_;    // as given (messages)
   std::string target_;  // where the text goes: the path, or a symlink's resolved target
   std::string option_;
-  std::string temp_;    // the temporary file beside target_; "" when written in place
-  int slot_ = -1;       // where the signal handler finds temp_ (files.cpp); -1: none
-  int fd_ = -1;         // the temporary file, or the device or FIFO opened in place
+  std::string temp_;  // the temporary file beside target_; "" when written in place
+  int slot_ = -1;     // where the signal handler finds temp_ (files.cpp); -1: none
+  int fd_ = -1;       // the temporary file, or the device or FIFO opened in place
 };
 
 // The process's standard output, flushed: "" when everything written reached it, else why not

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <thread>
 #include <type_traits>
 #include <utility>
-#include <thread>
 #include <vector>
 
 #ifdef _OPENMP
@@ -25,7 +25,6 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-
 }  // namespace
 
 void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& body) {
@@ -42,15 +41,20 @@ namespace {
 // A random T from the hash h: 24 (float) or 53 (double) random bits in [0, 1); integers: all bits.
 template <typename T>
 T random_unit(std::uint64_t h) {
-  if constexpr (std::is_same_v<T, float>) return static_cast<float>(h >> 40) * 0x1.0p-24f;  // exact in float
-  else if constexpr (std::is_same_v<T, double>) return static_cast<double>(h >> 11) * 0x1.0p-53;
-  else return static_cast<T>(h);
+  if constexpr (std::is_same_v<T, float>)
+    return static_cast<float>(h >> 40) * 0x1.0p-24f;  // exact in float
+  else if constexpr (std::is_same_v<T, double>)
+    return static_cast<double>(h >> 11) * 0x1.0p-53;
+  else
+    return static_cast<T>(h);
 }
 
 template <typename T>
 T mixed_value(std::uint64_t h) {
-  if constexpr (std::is_floating_point_v<T>) return T(2) * random_unit<T>(h) - T(1);
-  else return static_cast<T>(static_cast<std::int64_t>(h >> 43) - (std::int64_t{1} << 20));  // [-2^20, 2^20)
+  if constexpr (std::is_floating_point_v<T>)
+    return T(2) * random_unit<T>(h) - T(1);
+  else
+    return static_cast<T>(static_cast<std::int64_t>(h >> 43) - (std::int64_t{1} << 20));  // [-2^20, 2^20)
 }
 
 // A draw of the distributions of many scales from the element's hash h, in double.
@@ -65,12 +69,17 @@ double log_uniform(std::uint64_t h, double binades) {
 }
 double spread_value(Pattern p, std::uint64_t h) {
   switch (p) {
-    case Pattern::normal: return normal_of(h);
-    case Pattern::lognormal: return std::exp(3.0 * normal_of(h));
-    case Pattern::logu40: return log_uniform(h, 40);
-    case Pattern::logu120: return log_uniform(h, 120);
+    case Pattern::normal:
+      return normal_of(h);
+    case Pattern::lognormal:
+      return std::exp(3.0 * normal_of(h));
+    case Pattern::logu40:
+      return log_uniform(h, 40);
+    case Pattern::logu120:
+      return log_uniform(h, 120);
     case Pattern::wide: {
-      const std::uint32_t e = static_cast<std::uint32_t>((h >> 32) % 218), bits = (static_cast<std::uint32_t>(h >> 63) << 31) | (e << 23) | (h & 0x7fffff);
+      const std::uint32_t e = static_cast<std::uint32_t>((h >> 32) % 218),
+                          bits = (static_cast<std::uint32_t>(h >> 63) << 31) | (e << 23) | (h & 0x7fffff);
       float f;
       std::memcpy(&f, &bits, sizeof f);
       return f;
@@ -78,8 +87,10 @@ double spread_value(Pattern p, std::uint64_t h) {
     case Pattern::outliers:
       if ((h >> 16) % 10000 == 0) return h & 1 ? -1e30 : 1e30;
       return 2.0 * static_cast<double>(h >> 40) * 0x1.0p-24 - 1.0;
-    case Pattern::products: return log_uniform(h, 40) * log_uniform(splitmix64(h ^ 0x5DEECE66Dull), 40);
-    default: return 0.0;
+    case Pattern::products:
+      return log_uniform(h, 40) * log_uniform(splitmix64(h ^ 0x5DEECE66Dull), 40);
+    default:
+      return 0.0;
   }
 }
 
@@ -91,13 +102,16 @@ T pattern_value(Pattern p, std::uint64_t seed, std::int64_t i) {
   const std::uint64_t h = splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(i));
   const std::uint64_t rare = (h >> 8) & 0xFFFF;  // 0 for about one element in 65536
   switch (p) {
-    case Pattern::constant: return T(1);
+    case Pattern::constant:
+      return T(1);
     case Pattern::integers: {
-      const int k = static_cast<int>(h >> 61);  // 0..7
+      const int k = static_cast<int>(h >> 61);       // 0..7
       return static_cast<T>(k < 4 ? k - 4 : k - 3);  // -4..-1, 1..4
     }
-    case Pattern::uniform: return random_unit<T>(h);
-    case Pattern::mixed: return mixed_value<T>(h);
+    case Pattern::uniform:
+      return random_unit<T>(h);
+    case Pattern::mixed:
+      return mixed_value<T>(h);
     case Pattern::nan:
       if (i == 1 || rare == 0) return kFloat ? std::numeric_limits<T>::quiet_NaN() : std::numeric_limits<T>::lowest();
       return mixed_value<T>(h);
@@ -106,8 +120,10 @@ T pattern_value(Pattern p, std::uint64_t seed, std::int64_t i) {
       if (i == 4 || rare == 2) return kFloat ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
       return mixed_value<T>(h);
     case Pattern::ties:
-      if constexpr (kFloat) return (h >> 63) ? T(-0.0) : T(0.0);
-      else return (h >> 63) ? T(-7) : T(7);
+      if constexpr (kFloat)
+        return (h >> 63) ? T(-0.0) : T(0.0);
+      else
+        return (h >> 63) ? T(-7) : T(7);
     case Pattern::limits: {
       const bool negative = h >> 63;
       if constexpr (kFloat) {
@@ -127,8 +143,10 @@ T pattern_value(Pattern p, std::uint64_t seed, std::int64_t i) {
     case Pattern::wide:
     case Pattern::outliers:
     case Pattern::products:
-      if constexpr (kFloat) return static_cast<T>(spread_value(p, h));
-      else return mixed_value<T>(h);
+      if constexpr (kFloat)
+        return static_cast<T>(spread_value(p, h));
+      else
+        return mixed_value<T>(h);
   }
   return T(0);
 }
@@ -150,7 +168,9 @@ Reference reference_sum(const float* x, std::int64_t n) {
     long double sum = 0, abs_sum = 0;  // as precise as the CPU gives (x87: 64-bit mantissa)
   };
   const Sums s = fold_chunks(
-      x, n, Sums{},
+      x,
+      n,
+      Sums{},
       [](Sums& a, float v) {
         a.sum += static_cast<long double>(v);
         a.abs_sum += std::fabs(static_cast<long double>(v));
@@ -214,9 +234,9 @@ Check check_result(float gpu, const Reference& ref, std::int64_t n, Pattern p) {
   return c;
 }
 
-#define REDUCE_TYPED_INPUT(T)                                                                        \
-  template T pattern_value<T>(Pattern, std::uint64_t, std::int64_t);                                \
-  template void fill_input<T>(T*, std::int64_t, Pattern, std::uint64_t);                            \
+#define REDUCE_TYPED_INPUT(T)                                            \
+  template T pattern_value<T>(Pattern, std::uint64_t, std::int64_t);     \
+  template void fill_input<T>(T*, std::int64_t, Pattern, std::uint64_t); \
   template void fill_input_at<T>(T*, std::int64_t, std::int64_t, Pattern, std::uint64_t);
 REDUCE_TYPED_INPUT(float)
 REDUCE_TYPED_INPUT(double)

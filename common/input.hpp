@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "options.hpp"
 
@@ -102,8 +102,8 @@ double time_cpu_sum_parallel(const float* x, std::int64_t n, int runs, float* re
 // threads, both under 2*sqrt(n) + 64 at every size this suite runs; a serial sum's chain is n.
 // NaN or infinity never passes.
 struct Check {
-  bool exact = false;       // compared for equality
-  double tolerance = 0.0;   // allowed |gpu - ref|
+  bool exact = false;      // compared for equality
+  double tolerance = 0.0;  // allowed |gpu - ref|
   double abs_error = 0.0;
   bool passed = false;
 };
@@ -129,7 +129,9 @@ struct Verdict {
 
 // The unit roundoff of the type a result is computed in: 2^-24 for float, 2^-53 for double.
 template <typename R>
-constexpr double unit_roundoff() { return std::is_same_v<R, float> ? 0x1.0p-24 : 0x1.0p-53; }
+constexpr double unit_roundoff() {
+  return std::is_same_v<R, float> ? 0x1.0p-24 : 0x1.0p-53;
+}
 
 // One value against its reference. Exact: bitwise equal, or both NaN (-0 and +0 differ). Otherwise:
 // a NaN or infinite reference must be matched as it is (an input with NaN or inf sums to NaN or inf);

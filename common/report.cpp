@@ -22,7 +22,6 @@ std::string general(double v) {  // round-trip precision for machine-readable ou
   return buf;
 }
 
-
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"") == std::string::npos) return s;
   std::string out = "\"";
@@ -112,9 +111,13 @@ std::string json_number(double v) {
 std::string exact_text(long long v) { return std::to_string(v); }
 std::string exact_text(double v) { return general(v); }
 
-Field text_field(std::string name, std::string value) { return Field{Field::string, std::move(name), std::move(value)}; }
+Field text_field(std::string name, std::string value) {
+  return Field{Field::string, std::move(name), std::move(value)};
+}
 Field number_field(std::string name, double value) { return Field{Field::number, std::move(name), general(value)}; }
-Field bool_field(std::string name, bool value) { return Field{Field::boolean, std::move(name), value ? "true" : "false"}; }
+Field bool_field(std::string name, bool value) {
+  return Field{Field::boolean, std::move(name), value ? "true" : "false"};
+}
 
 Summary summarize(std::vector<double> samples) {
   Summary s;
@@ -175,28 +178,26 @@ std::string format_text(const Report& r) {
      << fixed(d.l2_bytes / 1e6, 1) << " MB L2, " << fixed(d.memory_bytes / 1e9, 1) << " GB, theoretical DRAM "
      << fixed(d.peak_gbps, 0) << " GB/s; CUDA runtime " << cuda_version(d.runtime_version) << ", driver "
      << cuda_version(d.driver_version) << ")\n"
-     << "  input      n = " << format_count(r.n) << " " << r.element_name << ", "
-     << fixed(bytes_read(r) / 1e6, 1) << " MB read, pattern "
-     << to_string(r.pattern) << ", seed " << r.seed << "\n"
+     << "  input      n = " << format_count(r.n) << " " << r.element_name << ", " << fixed(bytes_read(r) / 1e6, 1)
+     << " MB read, pattern " << to_string(r.pattern) << ", seed " << r.seed << "\n"
      << "  launch     ";
   if (r.launches > 0)
     os << "grid " << r.grid << " x block " << r.block << " (" << fixed(elements_per_thread(r), 1)
        << " elements per thread), " << r.launches << (r.launches == 1 ? " kernel" : " kernels") << " per reduction";
   else
     os << (r.block_rule == "chosen" ? "shape chosen at run time (a library, or per segment length)"
-                                     : "block " + std::to_string(r.block));
+                                    : "block " + std::to_string(r.block));
   os << "; " << r.iters << " timed runs after " << r.warmup << " warm-up, L2 flushed before each\n";
-  os << "  result     " << general(r.result) << " vs reference " << fixed(r.reference, 4) << ": |error| "
-     << r.abs_error << (r.exact_check ? " (exact check)" : " <= tolerance " + std::to_string(r.tolerance)) << "; "
-     << r.runs_correct << "/" << r.runs_total << " runs correct; "
+  os << "  result     " << general(r.result) << " vs reference " << fixed(r.reference, 4) << ": |error| " << r.abs_error
+     << (r.exact_check ? " (exact check)" : " <= tolerance " + std::to_string(r.tolerance)) << "; " << r.runs_correct
+     << "/" << r.runs_total << " runs correct; "
      << (r.runs_identical ? "all runs bitwise identical" : "results vary between runs")
      << (r.deterministic ? "" : " (not deterministic by design)") << "; input "
      << (r.input_unchanged ? "unchanged" : "MODIFIED") << "\n";
   if (r.n > 0) {
     os << "  time       median " << fixed(r.ms.median, 4) << " ms (min " << fixed(r.ms.min, 4) << ", max "
        << fixed(r.ms.max, 4) << ")\n"
-       << "  bandwidth  " << fixed(r.gbps, 1) << " GB/s read, " << fixed(r.pct_peak, 1)
-       << "% of theoretical peak\n";
+       << "  bandwidth  " << fixed(r.gbps, 1) << " GB/s read, " << fixed(r.pct_peak, 1) << "% of theoretical peak\n";
   }
   if (r.cpu_ms > 0)
     os << "  cpu        plain single-thread float loop: " << fixed(r.cpu_ms, 3) << " ms; GPU speedup "
@@ -207,7 +208,8 @@ std::string format_text(const Report& r) {
   if (r.fits_in_l2)
     os << "  note       the input fits in L2: the flush still makes every run read DRAM, but launch\n"
        << "             latency dominates at this size; use --n 2^26 or more for bandwidth figures\n";
-  for (const Field& f : r.extra) os << "  " << f.name << std::string(f.name.size() < 10 ? 11 - f.name.size() : 1, ' ') << f.value << "\n";
+  for (const Field& f : r.extra)
+    os << "  " << f.name << std::string(f.name.size() < 10 ? 11 - f.name.size() : 1, ' ') << f.value << "\n";
   os << (r.passed ? "PASS" : "FAIL") << "\n";
   return os.str();
 }
@@ -235,10 +237,12 @@ std::string format_json(const Report& r) {
   bool first = true;
   for (const Field& f : fields(r)) {
     out += (first ? "" : ", ") + json_string(f.name) + ": ";
-    if (f.kind == Field::string) out += json_string(f.value);
+    if (f.kind == Field::string)
+      out += json_string(f.value);
     else if (f.kind == Field::number && (f.value == "nan" || f.value == "inf" || f.value == "-inf"))
       out += "null";  // JSON has no NaN or infinity
-    else out += f.value;
+    else
+      out += f.value;
     first = false;
   }
   // Every timed sample (ms), the step's and each comparison's, so that compare can bootstrap the ratio

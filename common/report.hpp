@@ -14,7 +14,7 @@ namespace reduce {
 
 struct Summary {
   double median = 0.0, min = 0.0, max = 0.0;
-  double q1 = 0.0, q3 = 0.0;  // the lower and upper quartiles: the middle half of the runs lies between
+  double q1 = 0.0, q3 = 0.0;    // the lower and upper quartiles: the middle half of the runs lies between
   std::vector<double> samples;  // every timed run in run order: the json record keeps them for compare's bootstrap
 };
 // Median (mean of the two middle values for an even count), quartiles (the medians of the lower and
@@ -68,37 +68,37 @@ Field bool_field(std::string name, bool value);
 
 struct Report {
   std::string step, lesson;
-  int element_bytes = 4;               // sizeof the element type: bytes read = n * element_bytes
-  std::string element_name = "floats"; // for the text report: "n = 1000 floats"
-  std::vector<Field> extra;            // a program's own fields, after the common ones
+  int element_bytes = 4;                // sizeof the element type: bytes read = n * element_bytes
+  std::string element_name = "floats";  // for the text report: "n = 1000 floats"
+  std::vector<Field> extra;             // a program's own fields, after the common ones
   // The timed samples of the record's comparisons (add_comparison), by name: json <name>_samples_ms.
   std::vector<std::pair<std::string, std::vector<double>>> extra_samples;
-  double bytes = 0.0;                  // bytes read per reduction when more than the elements (a
-                                       // segmented sum's offsets); 0: n * element_bytes
+  double bytes = 0.0;  // bytes read per reduction when more than the elements (a
+                       // segmented sum's offsets); 0: n * element_bytes
   DeviceInfo device;
   std::int64_t n = 0;
   Pattern pattern = Pattern::uniform;
   std::uint64_t seed = 0;
-  int block = 0;            // 0 when the step chooses its own launch shape
-  std::string block_rule;   // how the block is decided (BlockRule): free, fixed or chosen
-  std::int64_t grid = 0;    // blocks of the step's first kernel (0: not known, e.g. chosen by a library)
-  int launches = 0;         // kernels per reduction (0: not known)
+  int block = 0;           // 0 when the step chooses its own launch shape
+  std::string block_rule;  // how the block is decided (BlockRule): free, fixed or chosen
+  std::int64_t grid = 0;   // blocks of the step's first kernel (0: not known, e.g. chosen by a library)
+  int launches = 0;        // kernels per reduction (0: not known)
   int iters = 0, warmup = 0;
-  Summary ms;               // GPU time per reduction, milliseconds
-  double gbps = 0.0;        // bytes read (n * element_bytes) / median time, decimal GB/s
-  double pct_peak = 0.0;    // gbps / device.peak_gbps * 100
-  double cpu_ms = 0.0;      // single-thread CPU sum (0: not timed)
+  Summary ms;             // GPU time per reduction, milliseconds
+  double gbps = 0.0;      // bytes read (n * element_bytes) / median time, decimal GB/s
+  double pct_peak = 0.0;  // gbps / device.peak_gbps * 100
+  double cpu_ms = 0.0;    // single-thread CPU sum (0: not timed)
   double speedup_vs_cpu = 0.0;
   double cpu_parallel_ms = 0.0;  // multi-core, vectorized CPU sum (0: not timed)
   int cpu_threads = 0;           // the threads it used
   double speedup_vs_cpu_parallel = 0.0;
   double result = 0.0, reference = 0.0, abs_error = 0.0, tolerance = 0.0;
   bool exact_check = false;
-  bool passed = false;       // every run's result correct and the input unchanged
-  int runs_correct = 0;      // of the warm-up runs plus the timed runs, every one checked
+  bool passed = false;   // every run's result correct and the input unchanged
+  int runs_correct = 0;  // of the warm-up runs plus the timed runs, every one checked
   int runs_total = 0;
-  bool deterministic = false;  // the step's claim
-  bool runs_identical = false; // what this run saw: every result bitwise the same
+  bool deterministic = false;   // the step's claim
+  bool runs_identical = false;  // what this run saw: every result bitwise the same
   bool input_unchanged = false;
   bool fits_in_l2 = false;
 };
@@ -130,8 +130,10 @@ std::string exact_text(long long v);
 std::string exact_text(double v);
 template <typename V>
 std::string exact_text(V v) {
-  if constexpr (std::is_integral_v<V>) return exact_text(static_cast<long long>(v));
-  else return exact_text(static_cast<double>(v));
+  if constexpr (std::is_integral_v<V>)
+    return exact_text(static_cast<long long>(v));
+  else
+    return exact_text(static_cast<double>(v));
 }
 
 }  // namespace reduce

@@ -6,7 +6,7 @@
 #define REDUCE_STEP_NAMESPACE(no) REDUCE_CONCAT(step, no)
 
 namespace REDUCE_STEP_NAMESPACE(STEP_NO) {
-extern const reduce::Step kStep;
+  extern const reduce::Step kStep;
 }
 
 int main(int argc, char** argv) { return reduce::run_step(REDUCE_STEP_NAMESPACE(STEP_NO)::kStep, argc, argv); }

@@ -31,7 +31,8 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   CUDA_CHECK(cudaMemsetAsync(in.get(), 0, in.bytes(), stream.get()));
 
   const std::vector<double> ms = reduce::time_runs(opt.warmup, opt.iters, flusher, stream.get(), [&](int) {
-    read_tiles<kBlock, kLoads><<<static_cast<unsigned>(blocks), kBlock, 0, stream.get()>>>(in.get(), vectors, sink.get());
+    read_tiles<kBlock, kLoads>
+        <<<static_cast<unsigned>(blocks), kBlock, 0, stream.get()>>>(in.get(), vectors, sink.get());
     CUDA_CHECK(cudaGetLastError());
   });
   reduce::Report r = reduce::fill_common(emit, opt, device);
@@ -39,7 +40,8 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   // Nothing to check: every run counts as correct, and the record passes when it timed something.
   r.runs_correct = r.runs_total;
   r.exact_check = true;
-  r.extra = {reduce::text_field("input", "zeros"), reduce::number_field("loads_per_thread", kLoads),
+  r.extra = {reduce::text_field("input", "zeros"),
+             reduce::number_field("loads_per_thread", kLoads),
              reduce::text_field("check", "none: it only reads")};
   reduce::finish(r, /*input_unchanged=*/true);
   emit(r);
@@ -47,10 +49,12 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
 
 reduce::Bench make_bench() {
   reduce::Bench b{"read_ceiling", "a kernel that only reads: the DRAM read bandwidth a reduction can reach"};
-  b.spec.summary = "Times the read-only streaming kernel of perf/read_tiles.cuh (512 threads x 8 float4 loads per\n"
-                   "block) on n zero floats";
+  b.spec.summary =
+      "Times the read-only streaming kernel of perf/read_tiles.cuh (512 threads x 8 float4 loads per\n"
+      "block) on n zero floats";
   b.spec.method = "nothing is checked: the kernel only reads. Timed like a step (L2 flushed before every timed run).";
-  b.spec.block = reduce::BlockRule::always(kBlock, "read_ceiling's shape is fixed (512 threads x 8 float4 loads, perf/read_ceiling.cu)");
+  b.spec.block = reduce::BlockRule::always(
+      kBlock, "read_ceiling's shape is fixed (512 threads x 8 float4 loads, perf/read_ceiling.cu)");
   b.spec.refused = {{"--seed", "read_ceiling reads zeros; there is no input to generate"},
                     {"--pattern", "read_ceiling reads zeros; nothing is summed or checked"},
                     {"--cpu-runs", "read_ceiling has no CPU yardstick"}};

@@ -7,8 +7,8 @@
 #include <cstdint>
 
 template <int Block, int Loads>
-__global__ void __launch_bounds__(Block) read_tiles(const float4* __restrict__ in, std::int64_t vectors,
-                                                    float* __restrict__ sink) {
+__global__ void __launch_bounds__(Block)
+    read_tiles(const float4* __restrict__ in, std::int64_t vectors, float* __restrict__ sink) {
   const std::int64_t base = blockIdx.x * (std::int64_t{Block} * Loads) + threadIdx.x;
   float4 x[Loads];
 #pragma unroll

@@ -83,7 +83,8 @@ void Out::line(const char* fmt, ...) const {
 }
 
 // `runs` launches after one warm-up, each after an L2 flush (the harness's way): their times.
-reduce::Summary time_ms(reduce::L2Flusher& flusher, cudaStream_t stream, int runs, const std::function<void()>& launch) {
+reduce::Summary time_ms(reduce::L2Flusher& flusher, cudaStream_t stream, int runs,
+                        const std::function<void()>& launch) {
   return reduce::summarize(reduce::time_runs(1, runs, flusher, stream, [&](int) {
     launch();
     CUDA_CHECK(cudaGetLastError());
@@ -107,9 +108,9 @@ __global__ void atomic_per_warp(const float* in, std::int64_t n, Acc* total) {
 }
 
 template <typename Acc>
-void atomics_row(const Out& out, const char* name, const char* variant, void (*kernel)(const float*, std::int64_t, Acc*),
-                 const float* in, std::int64_t n, reduce::Pattern p, const reduce::Reference& ref,
-                 reduce::L2Flusher& flusher, cudaStream_t stream) {
+void atomics_row(const Out& out, const char* name, const char* variant,
+                 void (*kernel)(const float*, std::int64_t, Acc*), const float* in, std::int64_t n, reduce::Pattern p,
+                 const reduce::Reference& ref, reduce::L2Flusher& flusher, cudaStream_t stream) {
   DeviceBuffer<Acc> total(1);
   const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(reduce::ceil_div(n, 256), 1));
   const reduce::Summary ms = time_ms(flusher, stream, 10, [&] {
@@ -119,8 +120,13 @@ void atomics_row(const Out& out, const char* name, const char* variant, void (*k
   Acc got{};
   CUDA_CHECK(cudaMemcpy(&got, total.get(), sizeof(Acc), cudaMemcpyDeviceToHost));
   const double rel = ref.sum != 0 ? std::fabs(static_cast<double>(got) - ref.sum) / std::fabs(ref.sum) : 0.0;
-  out.line("%-28s %8.3f ms %10.1f GB/s %12.3e adds/s  result %.9g  rel. error %.2e\n", name, ms.median,
-           n * 4.0 / (ms.median * 1e6), n / (ms.median * 1e-3), static_cast<double>(got), rel);
+  out.line("%-28s %8.3f ms %10.1f GB/s %12.3e adds/s  result %.9g  rel. error %.2e\n",
+           name,
+           ms.median,
+           n * 4.0 / (ms.median * 1e6),
+           n / (ms.median * 1e-3),
+           static_cast<double>(got),
+           rel);
   reduce::Report r = out.record(variant, n, p, 1, ms, reduce::LaunchShape{blocks, 256, 1});
   r.deterministic = false;  // atomics add in whatever order they arrive
   r.result = static_cast<double>(got);
@@ -141,11 +147,30 @@ void set_atomics(const Out& out, const std::vector<int>& logs, reduce::L2Flusher
       DeviceBuffer<float> in(n);
       CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
       out.line("atomics n = 2^%d, pattern %s, reference %.9g\n", k, reduce::to_string(p), ref.sum);
-      atomics_row<float>(out, "  per element, float", "per_element_float", atomic_per_element<float>, in.get(), n, p, ref, flusher, stream);
-      atomics_row<double>(out, "  per element, double (00)", "per_element_double", atomic_per_element<double>, in.get(), n, p, ref,
-                          flusher, stream);
-      atomics_row<float>(out, "  per warp, float", "per_warp_float", atomic_per_warp<float>, in.get(), n, p, ref, flusher, stream);
-      atomics_row<double>(out, "  per warp, double", "per_warp_double", atomic_per_warp<double>, in.get(), n, p, ref, flusher, stream);
+      atomics_row<float>(out,
+                         "  per element, float",
+                         "per_element_float",
+                         atomic_per_element<float>,
+                         in.get(),
+                         n,
+                         p,
+                         ref,
+                         flusher,
+                         stream);
+      atomics_row<double>(out,
+                          "  per element, double (00)",
+                          "per_element_double",
+                          atomic_per_element<double>,
+                          in.get(),
+                          n,
+                          p,
+                          ref,
+                          flusher,
+                          stream);
+      atomics_row<float>(
+          out, "  per warp, float", "per_warp_float", atomic_per_warp<float>, in.get(), n, p, ref, flusher, stream);
+      atomics_row<double>(
+          out, "  per warp, double", "per_warp_double", atomic_per_warp<double>, in.get(), n, p, ref, flusher, stream);
     }
   }
 }
@@ -170,12 +195,15 @@ void set_latency(const Out& out, reduce::L2Flusher& flusher, cudaStream_t stream
   DeviceBuffer<unsigned> d(next.size()), sink(1);
   CUDA_CHECK(cudaMemcpy(d.get(), next.data(), next.size() * 4, cudaMemcpyHostToDevice));
   for (int steps : {2000, 8000}) {
-    const reduce::Summary ms = time_ms(flusher, stream, 5, [&] { chase<<<1, 1, 0, stream>>>(d.get(), steps, sink.get()); });
-    out.line("latency: %d dependent loads over %.0f MB (4 KB apart): %.0f ns per load\n", steps, next.size() * 4 / 1e6,
+    const reduce::Summary ms =
+        time_ms(flusher, stream, 5, [&] { chase<<<1, 1, 0, stream>>>(d.get(), steps, sink.get()); });
+    out.line("latency: %d dependent loads over %.0f MB (4 KB apart): %.0f ns per load\n",
+             steps,
+             next.size() * 4 / 1e6,
              ms.median * 1e6 / steps);
     // n: the dependent loads, 4 bytes each.
-    reduce::Report r = out.record("chase_" + std::to_string(steps), steps, reduce::Pattern::uniform, 1, ms,
-                                  reduce::LaunchShape{1, 1, 1});
+    reduce::Report r = out.record(
+        "chase_" + std::to_string(steps), steps, reduce::Pattern::uniform, 1, ms, reduce::LaunchShape{1, 1, 1});
     r.extra.push_back(reduce::number_field("ns_per_load", ms.median * 1e6 / steps));
     r.extra.push_back(reduce::number_field("buffer_bytes", next.size() * 4.0));
     out.emit(r, "none: a latency, no result");
@@ -200,8 +228,12 @@ void tiles_cell(const Out& out, const float4* in, std::int64_t vectors, float* s
     read_tiles<Block, Loads><<<static_cast<unsigned>(blocks), Block, 0, stream>>>(in, vectors, sink);
   });
   out.line(" %7.0f", vectors * 16.0 / (ms.median * 1e6));
-  read_row(out, "block" + std::to_string(Block) + "_loads" + std::to_string(Loads), vectors, ms,
-           reduce::LaunchShape{blocks, Block, 1}, {reduce::number_field("loads_per_thread", Loads)});
+  read_row(out,
+           "block" + std::to_string(Block) + "_loads" + std::to_string(Loads),
+           vectors,
+           ms,
+           reduce::LaunchShape{blocks, Block, 1},
+           {reduce::number_field("loads_per_thread", Loads)});
 }
 
 template <int Block>
@@ -236,8 +268,8 @@ void set_tiles(const Out& out, const std::vector<int>& logs, reduce::L2Flusher& 
 // each, so the 4 or 8 blocks of an SM at one moment read 32 KB each, 32 KB x chunk apart. Occupancy is
 // set by dynamic shared memory (a quarter of the SM's, less its per-block reserve: 4 blocks) or none
 // (8 blocks of 256 threads); the row prints what the occupancy API grants.
-__global__ void __launch_bounds__(256) read_chunks(const float4* __restrict__ in, std::int64_t vectors, int chunk,
-                                                   float* __restrict__ sink) {
+__global__ void __launch_bounds__(256)
+    read_chunks(const float4* __restrict__ in, std::int64_t vectors, int chunk, float* __restrict__ sink) {
   constexpr int kLoads = 8;
   float sum = 0.0f;
   for (int c = 0; c < chunk; ++c) {
@@ -266,24 +298,33 @@ void set_chunks(const Out& out, const std::vector<int>& logs, reduce::L2Flusher&
   for (int k : logs) {
     const std::int64_t vectors = (std::int64_t{1} << k) / 4;
     DeviceBuffer<float4> in(vectors);
-    DeviceBuffer<float> sink(std::max<std::int64_t>(reduce::ceil_div(vectors, 256 * 8), 1));  // a float per block, at most
+    DeviceBuffer<float> sink(
+        std::max<std::int64_t>(reduce::ceil_div(vectors, 256 * 8), 1));  // a float per block, at most
     CUDA_CHECK(cudaMemset(in.get(), 0, in.bytes()));
-    out.line("chunks n = 2^%d floats, GB/s (median of 20 runs, %d rounds); columns: tiles of 32 KB per block, "
-             "1 2 4 8\n", k, kRounds);
+    out.line(
+        "chunks n = 2^%d floats, GB/s (median of 20 runs, %d rounds); columns: tiles of 32 KB per block, "
+        "1 2 4 8\n",
+        k,
+        kRounds);
     for (const int smem : {quarter, 0}) {
       int per_sm = 0;
       CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_chunks, 256, smem));
       for (int round = 1; round <= kRounds; ++round) {
         out.line("  %d blocks per SM, round %d:", per_sm, round);
         for (const int chunk : kChunks) {
-          const std::int64_t blocks = std::max<std::int64_t>(reduce::ceil_div(vectors, std::int64_t{256} * 8 * chunk), 1);
+          const std::int64_t blocks =
+              std::max<std::int64_t>(reduce::ceil_div(vectors, std::int64_t{256} * 8 * chunk), 1);
           const reduce::Summary ms = time_ms(flusher, stream, 20, [&] {
             read_chunks<<<static_cast<unsigned>(blocks), 256, smem, stream>>>(in.get(), vectors, chunk, sink.get());
           });
           out.line(" %7.0f", vectors * 16.0 / (ms.median * 1e6));
-          read_row(out, "chunk" + std::to_string(chunk) + "_per_sm" + std::to_string(per_sm), vectors, ms,
+          read_row(out,
+                   "chunk" + std::to_string(chunk) + "_per_sm" + std::to_string(per_sm),
+                   vectors,
+                   ms,
                    reduce::LaunchShape{blocks, 256, 1},
-                   {reduce::number_field("chunk_tiles", chunk), reduce::number_field("blocks_per_sm", per_sm),
+                   {reduce::number_field("chunk_tiles", chunk),
+                    reduce::number_field("blocks_per_sm", per_sm),
                     reduce::number_field("round", round)});
         }
         out.line("\n");
@@ -365,7 +406,8 @@ template <unsigned Block, bool Tiled>
 __global__ void reduce(const float* in, std::int64_t n, unsigned long long* slots, float* out) {
   const float sum_of_block = block_sum<Block>(thread_sum<Block, Tiled>(in, n));
   if (blockIdx.x != 0) {
-    if (threadIdx.x == 0) Slot(slots[blockIdx.x]).store(kFull | __float_as_uint(sum_of_block), cuda::memory_order_relaxed);
+    if (threadIdx.x == 0)
+      Slot(slots[blockIdx.x]).store(kFull | __float_as_uint(sum_of_block), cuda::memory_order_relaxed);
     return;
   }
   float v = threadIdx.x == 0 ? sum_of_block : 0.0f;
@@ -393,7 +435,8 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
       std::clamp<std::int64_t>(reduce::ceil_div(n, floats_per_block), 1, std::int64_t{per_sm} * cfg.sm_count));
   auto* slots = static_cast<unsigned long long*>(scratch.data);
   void* args[] = {&in, &n, &slots, &out};
-  CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce<Block, Tiled>), blocks, Block, args, 0, stream));
+  CUDA_TRY(
+      cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce<Block, Tiled>), blocks, Block, args, 0, stream));
   return cudaSuccess;
 }
 
@@ -406,7 +449,9 @@ struct AblationRow {
   const char* layout;  // "stride" (step 09) or "tiles" (step 10)
   int block;
   const char* grid_rule;  // n / (4 Block) (step 09) or n / (16 Block) (step 10)
-  std::function<cudaError_t(const float*, std::int64_t, float*, reduce::Scratch, const reduce::LaunchConfig&, cudaStream_t)> launch;
+  std::function<cudaError_t(const float*, std::int64_t, float*, reduce::Scratch, const reduce::LaunchConfig&,
+                            cudaStream_t)>
+      launch;
 };
 
 std::vector<AblationRow> ablation_rows() {
@@ -414,7 +459,12 @@ std::vector<AblationRow> ablation_rows() {
   return {
       {"a", "09_as_is", "stride", 256, "n/4B", step09::kStep.launch},
       {"a2", "09_copy", "stride", 256, "n/4B", std::bind(abl::launch<256, false>, _1, _2, _3, _4, _5, _6, 4 * 256)},
-      {"b", "09+grid_of_10", "stride", 256, "n/16B", std::bind(abl::launch<256, false>, _1, _2, _3, _4, _5, _6, 16 * 256)},
+      {"b",
+       "09+grid_of_10",
+       "stride",
+       256,
+       "n/16B",
+       std::bind(abl::launch<256, false>, _1, _2, _3, _4, _5, _6, 16 * 256)},
       {"c", "09+512_threads", "stride", 512, "n/4B", step09::kStep.launch},
       {"d", "09+tiles_of_10", "tiles", 256, "n/4B", std::bind(abl::launch<256, true>, _1, _2, _3, _4, _5, _6, 4 * 256)},
       {"e", "10+256_threads", "tiles", 256, "n/16B", step10::kStep.launch},
@@ -439,12 +489,28 @@ bool set_ablation(const Out& out, const std::vector<int>& logs, const reduce::De
   DeviceBuffer<unsigned long long> slots(std::size_t{32} * device.sm_count);  // 32 blocks per SM at most
   CUDA_CHECK(cudaMemset(slots.get(), 0, slots.bytes()));
   const std::vector<AblationRow> rows = ablation_rows();
-  out.line("ablation: float sum, pattern int (every run checked exactly), %d rounds x %d runs per row after %d "
-           "warm-up, L2 flushed before each; GB/s of the median, slowest (min) and fastest (max) of all runs; "
-           "round_lo/round_hi: the slowest and fastest round's median; vs_a: row a's median time over this row's\n",
-           kRounds, kIters, kWarmup);
-  out.line("%5s %-3s %-15s %-6s %5s %-6s %6s %11s %9s %9s %9s %9s %7s %s\n", "log2n", "row", "variant", "layout",
-           "block", "rule", "grid", "median_GBps", "min_GBps", "max_GBps", "round_lo", "round_hi", "vs_a", "check");
+  out.line(
+      "ablation: float sum, pattern int (every run checked exactly), %d rounds x %d runs per row after %d "
+      "warm-up, L2 flushed before each; GB/s of the median, slowest (min) and fastest (max) of all runs; "
+      "round_lo/round_hi: the slowest and fastest round's median; vs_a: row a's median time over this row's\n",
+      kRounds,
+      kIters,
+      kWarmup);
+  out.line("%5s %-3s %-15s %-6s %5s %-6s %6s %11s %9s %9s %9s %9s %7s %s\n",
+           "log2n",
+           "row",
+           "variant",
+           "layout",
+           "block",
+           "rule",
+           "grid",
+           "median_GBps",
+           "min_GBps",
+           "max_GBps",
+           "round_lo",
+           "round_hi",
+           "vs_a",
+           "check");
   bool all_passed = true;
   for (int k : logs) {
     const std::int64_t n = std::int64_t{1} << k;
@@ -463,9 +529,11 @@ bool set_ablation(const Out& out, const std::vector<int>& logs, const reduce::De
         });
         if (round == 0) {  // the launch of one call, from a CUDA graph of it (never run)
           const reduce::DeviceBuffer<float> probe(1);
-          shapes[r] = reduce::launch_shape(stream, [&](cudaStream_t s) { return rows[r].launch(in.get(), n, probe.get(), scratch, cfg, s); });
+          shapes[r] = reduce::launch_shape(
+              stream, [&](cudaStream_t s) { return rows[r].launch(in.get(), n, probe.get(), scratch, cfg, s); });
         }
-        for (int run = 0; run < runs.total(); ++run) correct[r] += reduce::check_result(*runs.run(run), ref, n, pattern).passed;
+        for (int run = 0; run < runs.total(); ++run)
+          correct[r] += reduce::check_result(*runs.run(run), ref, n, pattern).passed;
         identical[r] = identical[r] && runs.identical && (round == 0 || *runs.run(0) == last[r]);
         last[r] = *runs.run(runs.total() - 1);
         ms[r].insert(ms[r].end(), runs.ms.begin(), runs.ms.end());
@@ -478,10 +546,20 @@ bool set_ablation(const Out& out, const std::vector<int>& logs, const reduce::De
       const double bytes = n * 4.0;
       const bool passed = correct[r] == kRounds * (kWarmup + kIters) && identical[r];
       all_passed = all_passed && passed;
-      out.line("%5d %-3s %-15s %-6s %5d %-6s %6lld %11.1f %9.1f %9.1f %9.1f %9.1f %7.3f %s\n", k, rows[r].id,
-               rows[r].name, rows[r].layout, shapes[r].block, rows[r].grid_rule, static_cast<long long>(shapes[r].grid),
-               reduce::gbps_of(bytes, s.median), reduce::gbps_of(bytes, s.max), reduce::gbps_of(bytes, s.min),
-               reduce::gbps_of(bytes, rounds.max), reduce::gbps_of(bytes, rounds.min), base / s.median,
+      out.line("%5d %-3s %-15s %-6s %5d %-6s %6lld %11.1f %9.1f %9.1f %9.1f %9.1f %7.3f %s\n",
+               k,
+               rows[r].id,
+               rows[r].name,
+               rows[r].layout,
+               shapes[r].block,
+               rows[r].grid_rule,
+               static_cast<long long>(shapes[r].grid),
+               reduce::gbps_of(bytes, s.median),
+               reduce::gbps_of(bytes, s.max),
+               reduce::gbps_of(bytes, s.min),
+               reduce::gbps_of(bytes, rounds.max),
+               reduce::gbps_of(bytes, rounds.min),
+               base / s.median,
                passed ? "PASS" : "FAIL");
       reduce::Report rec = out.record(rows[r].name, n, pattern, kRounds * kWarmup, s, shapes[r]);
       rec.runs_correct = correct[r];
@@ -491,16 +569,19 @@ bool set_ablation(const Out& out, const std::vector<int>& logs, const reduce::De
       rec.reference = v.reference;
       rec.abs_error = v.check.abs_error;
       rec.exact_check = v.check.exact;
-      rec.extra.insert(rec.extra.end(), {reduce::text_field("row", rows[r].id), reduce::text_field("layout", rows[r].layout),
-                                         reduce::text_field("grid_rule", rows[r].grid_rule),
-                                         reduce::number_field("rounds", kRounds),
-                                         reduce::number_field("round_lo_gbps", reduce::gbps_of(bytes, rounds.max)),
-                                         reduce::number_field("round_hi_gbps", reduce::gbps_of(bytes, rounds.min)),
-                                         reduce::number_field("vs_a", base / s.median)});
+      rec.extra.insert(rec.extra.end(),
+                       {reduce::text_field("row", rows[r].id),
+                        reduce::text_field("layout", rows[r].layout),
+                        reduce::text_field("grid_rule", rows[r].grid_rule),
+                        reduce::number_field("rounds", kRounds),
+                        reduce::number_field("round_lo_gbps", reduce::gbps_of(bytes, rounds.max)),
+                        reduce::number_field("round_hi_gbps", reduce::gbps_of(bytes, rounds.min)),
+                        reduce::number_field("vs_a", base / s.median)});
       out.emit(rec);
     }
   }
-  if (!all_passed) std::fprintf(stderr, "perf_variants: ablation: a row gave a wrong or unrepeatable result (check FAIL)\n");
+  if (!all_passed)
+    std::fprintf(stderr, "perf_variants: ablation: a row gave a wrong or unrepeatable result (check FAIL)\n");
   return all_passed;
 }
 
@@ -524,20 +605,27 @@ int run(int argc, char** argv) {
       logs.push_back(static_cast<int>(k));
     }
   }
-  if (out.set != "atomics" && out.set != "latency" && out.set != "tiles" && out.set != "chunks" && out.set != "ablation")
-    throw reduce::UsageError("the first argument names a set: atomics, latency, tiles, chunks or ablation "
-                             "(perf_variants SET [log2 n ...] [--format json|text])");
+  if (out.set != "atomics" && out.set != "latency" && out.set != "tiles" && out.set != "chunks" &&
+      out.set != "ablation")
+    throw reduce::UsageError(
+        "the first argument names a set: atomics, latency, tiles, chunks or ablation "
+        "(perf_variants SET [log2 n ...] [--format json|text])");
   out.device = reduce::open_device(0);
   reduce::L2Flusher flusher(out.device);
   reduce::Stream stream;
   const auto sizes = [&](std::vector<int> fallback) { return logs.empty() ? fallback : logs; };
-  out.line("set %s: %s, %d SMs, %.1f MB L2, theoretical %.0f GB/s\n", out.set.c_str(), out.device.name.c_str(),
-           out.device.sm_count, out.device.l2_bytes / 1e6, out.device.peak_gbps);
+  out.line("set %s: %s, %d SMs, %.1f MB L2, theoretical %.0f GB/s\n",
+           out.set.c_str(),
+           out.device.name.c_str(),
+           out.device.sm_count,
+           out.device.l2_bytes / 1e6,
+           out.device.peak_gbps);
   if (out.set == "atomics") set_atomics(out, sizes({20, 24, 26}), flusher, stream.get());
   if (out.set == "latency") set_latency(out, flusher, stream.get(), out.device);
   if (out.set == "tiles") set_tiles(out, sizes({20, 23, 26, 28, 30}), flusher, stream.get());
   if (out.set == "chunks") set_chunks(out, sizes({28, 30}), flusher, stream.get());
-  if (out.set == "ablation") return set_ablation(out, sizes({16, 18, 20, 22, 24, 26, 28, 30}), out.device, flusher, stream.get()) ? 0 : 1;
+  if (out.set == "ablation")
+    return set_ablation(out, sizes({16, 18, 20, 22, 24, 26, 28, 30}), out.device, flusher, stream.get()) ? 0 : 1;
   return 0;
 }
 

@@ -63,7 +63,8 @@ TEST(Engine, FillCommonTakesTheOptionsAndTheBlockRule) {
   EXPECT_EQ(free.runs_total, 11);
   EXPECT_TRUE(free.deterministic);
   opt.block = 0;  // what the parser leaves for a rule that chooses inside
-  const Report chosen = reduce::fill_common(made_up_bench(reduce::BlockRule::inside("chosen")), opt, reduce::DeviceInfo{});
+  const Report chosen =
+      reduce::fill_common(made_up_bench(reduce::BlockRule::inside("chosen")), opt, reduce::DeviceInfo{});
   EXPECT_EQ(chosen.block, 0);
   EXPECT_EQ(chosen.block_rule, "chosen");
   Report shaped = free;
@@ -162,8 +163,15 @@ TEST(Engine, ARivalIsRecordedUnderItsName) {
     return std::vector<reduce::Field>{reduce::text_field("bits", std::to_string(*x))};
   };
   reduce::add_rival(r, rival_runs("cub", {4, 4, 4, 4}), exact, bits);
-  EXPECT_EQ(names(r), (std::vector<std::string>{"cub_bits", "cub_median_ms", "cub_min_ms", "cub_max_ms", "cub_gbps",
-                                                "vs_cub", "cub_passed", "cub_runs_identical"}));
+  EXPECT_EQ(names(r),
+            (std::vector<std::string>{"cub_bits",
+                                      "cub_median_ms",
+                                      "cub_min_ms",
+                                      "cub_max_ms",
+                                      "cub_gbps",
+                                      "vs_cub",
+                                      "cub_passed",
+                                      "cub_runs_identical"}));
   EXPECT_EQ(field(r, "cub_median_ms")->value, "2");
   EXPECT_EQ(field(r, "vs_cub")->value, "2");  // it takes twice our time
   EXPECT_EQ(field(r, "cub_passed")->value, "true");
@@ -184,7 +192,8 @@ TEST(Engine, AWrongRivalIsANoteNotAFailure) {
   EXPECT_TRUE(r.passed);  // the step is on trial, not its rival
   EXPECT_EQ(field(r, "step10_passed")->value, "false");
   EXPECT_EQ(field(r, "step10_runs_identical")->value, "false");
-  EXPECT_NE(err.find("99_made_up: n = 4: note: step10's run 2 of 3: the result is 6, reference 4"), std::string::npos) << err;
+  EXPECT_NE(err.find("99_made_up: n = 4: note: step10's run 2 of 3: the result is 6, reference 4"), std::string::npos)
+      << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 }
 

@@ -39,13 +39,14 @@ TEST(ExactSum, RoundsOnceToNearestEven) {
   EXPECT_EQ(sum_of({1.0f, 0x1p-24f}).to_float(), 1.0f);
   EXPECT_EQ(sum_of({1.0f, 0x1p-24f, 0x1p-149f}).to_float(), 1.0f + 0x1p-23f);
   EXPECT_EQ(sum_of({1.0f + 0x1p-23f, 0x1p-24f}).to_float(), 1.0f + 0x1p-22f);  // tie, odd below: up
-  EXPECT_EQ(sum_of({1.0f, 0x1p-24f}).to_double(), 1.0 + 0x1p-24);               // exact in double
+  EXPECT_EQ(sum_of({1.0f, 0x1p-24f}).to_double(), 1.0 + 0x1p-24);              // exact in double
   EXPECT_EQ(sum_of({-1.0f, -0x1p-24f, -0x1p-149f}).to_float(), -(1.0f + 0x1p-23f));
 }
 
 TEST(ExactSum, SubnormalsAndTheTopOfTheRange) {
   EXPECT_EQ(sum_of({0x1p-149f, 0x1p-149f}).to_float(), 0x1p-148f);
-  EXPECT_EQ(sum_of({std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min()}).to_double(), 0.0);
+  EXPECT_EQ(sum_of({std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min()}).to_double(),
+            0.0);
   const float big = std::numeric_limits<float>::max();
   EXPECT_EQ(sum_of({big, big}).to_double(), 2.0 * static_cast<double>(big));  // finite in double
   EXPECT_EQ(sum_of({big, big}).to_float(), std::numeric_limits<float>::infinity());
@@ -64,7 +65,7 @@ TEST(ExactSum, SpecialValuesFollowIeee) {
 
 TEST(ExactSum, ErrorOfIsExact) {
   const reduce::ExactSum s = sum_of({1e30f, 1.0f, -1e30f});
-  EXPECT_EQ(s.error_of(0.0f), 1.0);   // what the plain float loop returns
+  EXPECT_EQ(s.error_of(0.0f), 1.0);  // what the plain float loop returns
   EXPECT_EQ(s.error_of(1.0f), 0.0);
   EXPECT_EQ(sum_of({1.0f, 0x1p-30f}).error_of(1.0f), 0x1p-30);
 }
@@ -85,7 +86,8 @@ TEST(ExactSum, AgreesWithLongDoubleOnRandomData) {
       ld += v;
     }
     const reduce::ExactSum s = reduce::exact_sum(x.data(), static_cast<std::int64_t>(x.size()));
-    EXPECT_NEAR(s.to_double(), static_cast<double>(ld), 1e-9 * std::fabs(static_cast<double>(ld)) + 1e-12) << "seed " << seed;
+    EXPECT_NEAR(s.to_double(), static_cast<double>(ld), 1e-9 * std::fabs(static_cast<double>(ld)) + 1e-12)
+        << "seed " << seed;
     EXPECT_EQ(s.to_float(), static_cast<float>(ld)) << "seed " << seed;
   }
 }

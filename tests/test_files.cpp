@@ -53,10 +53,10 @@ TEST(Quote, EscapesControlBytesAndBytesThatAreNotUtf8) {
   EXPECT_EQ(quote(std::string("x\0y", 3)), "'x\\x00y'");
   EXPECT_EQ(quote("\x1b[31m"), "'\\x1B[31m'");
   EXPECT_EQ(quote("it's a\\b"), "'it\\'s a\\\\b'");
-  EXPECT_EQ(quote("\xff\xfe"), "'\\xFF\\xFE'");             // never UTF-8
-  EXPECT_EQ(quote("\xc3"), "'\\xC3'");                      // cut short
-  EXPECT_EQ(quote("\xed\xa0\x80"), "'\\xED\\xA0\\x80'");    // a surrogate
-  EXPECT_EQ(quote("\xc2\x9b"), "'\\xC2\\x9B'");             // U+009B, a terminal's CSI
+  EXPECT_EQ(quote("\xff\xfe"), "'\\xFF\\xFE'");                                // never UTF-8
+  EXPECT_EQ(quote("\xc3"), "'\\xC3'");                                         // cut short
+  EXPECT_EQ(quote("\xed\xa0\x80"), "'\\xED\\xA0\\x80'");                       // a surrogate
+  EXPECT_EQ(quote("\xc2\x9b"), "'\\xC2\\x9B'");                                // U+009B, a terminal's CSI
   EXPECT_EQ(quote("caf\xc3\xa9 \xe2\x82\xac"), "'caf\xc3\xa9 \xe2\x82\xac'");  // UTF-8 kept
 }
 
@@ -125,7 +125,8 @@ TEST(ForEachWord, NumbersWordsAndCutsALongOne) {
     seen.push_back(std::to_string(w.index) + (w.cut ? "cut:" : ":") + std::string(w.text));
   });
   EXPECT_EQ(seen, (std::vector<std::string>{"0:a", "1:bb", "2cut:xxxxxxxx", "3:ccc"}));
-  const std::string msg = usage_error([&] { reduce::for_each_word(path, "--words", 1000, 8, [](const reduce::Word&) {}); });
+  const std::string msg =
+      usage_error([&] { reduce::for_each_word(path, "--words", 1000, 8, [](const reduce::Word&) {}); });
   EXPECT_NE(msg.find("larger than 1000 bytes"), std::string::npos) << msg;
 }
 
@@ -138,7 +139,8 @@ TEST(FileWriter, CreatesAndReplacesARegularFileByRename) {
   }
   EXPECT_EQ(slurp(path), "one\n");
   chmod(path.c_str(), 0640);
-  struct stat before {}, after {};
+  struct stat before {
+  }, after{};
   ASSERT_EQ(stat(path.c_str(), &before), 0);
   {
     reduce::FileWriter w(path, "--write");
@@ -168,7 +170,8 @@ TEST(FileWriter, ASymlinkStaysASymlinkAndItsTargetIsWritten) {
   EXPECT_EQ(slurp(target), "new\n");
   const std::string dangling = dir + "/dangling";
   ASSERT_EQ(symlink("nowhere/x", dangling.c_str()), 0);
-  EXPECT_NE(usage_error([&] { reduce::FileWriter(dangling, "--write"); }).find("symlink to nothing"), std::string::npos);
+  EXPECT_NE(usage_error([&] { reduce::FileWriter(dangling, "--write"); }).find("symlink to nothing"),
+            std::string::npos);
 }
 
 TEST(FileWriter, ADeviceIsWrittenInPlaceNeverReplaced) {
@@ -193,7 +196,8 @@ TEST(FileWriter, RefusesAFolderAndAFifoWithoutAReader) {
   const std::string dir = folder.path(), fifo = dir + "/fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_NE(usage_error([&] { reduce::FileWriter(dir, "--write"); }).find("is a folder"), std::string::npos);
-  EXPECT_NE(usage_error([&] { reduce::FileWriter(fifo, "--write"); }).find("FIFO that no process reads"), std::string::npos);
+  EXPECT_NE(usage_error([&] { reduce::FileWriter(fifo, "--write"); }).find("FIFO that no process reads"),
+            std::string::npos);
   struct stat st {};
   ASSERT_EQ(stat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
@@ -215,11 +219,12 @@ TEST(FileWriterDeathTest, AnInterruptLeavesNoTemporaryFile) {
           reduce::FileWriter replace(old_file, "--write");
           reduce::FileWriter create(new_file, "--write-cases");
           if (names_in(folder.path()).size() != 3) std::exit(3);  // both temporary files exist
-          kill(getpid(), sig);  // process-directed, as ^C or kill sends it
+          kill(getpid(), sig);                                    // process-directed, as ^C or kill sends it
           sleep(10);
           std::exit(4);
         },
-        testing::KilledBySignal(sig), "")
+        testing::KilledBySignal(sig),
+        "")
         << strsignal(sig);
     EXPECT_EQ(names_in(folder.path()), std::vector<std::string>{"old.txt"}) << strsignal(sig);
     EXPECT_EQ(slurp(old_file), "old\n");
@@ -240,7 +245,8 @@ TEST(FileWriterDeathTest, AnIgnoredSignalStaysIgnored) {
         }
         std::exit(0);  // no unwinding: the parent's folder stays for it to look into
       },
-      testing::ExitedWithCode(0), "");
+      testing::ExitedWithCode(0),
+      "");
   EXPECT_EQ(slurp(folder / "out.txt"), "done\n");
   EXPECT_EQ(names_in(folder.path()), std::vector<std::string>{"out.txt"});
 }

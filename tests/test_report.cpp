@@ -93,10 +93,13 @@ TEST(Format, RecordsCarryTheirSchemaCommitAndClocks) {
   EXPECT_EQ(j.rfind("{\"schema\": " + std::to_string(reduce::kRecordSchema) + ", \"commit\": \"", 0), 0u) << j;
   EXPECT_EQ(reduce::kRecordSchema, 2);
   const std::string commit = reduce::build_commit();
-  EXPECT_TRUE(commit == "unknown" || (commit.size() == 40 && commit.find_first_not_of("0123456789abcdef") == std::string::npos))
+  EXPECT_TRUE(commit == "unknown" ||
+              (commit.size() == 40 && commit.find_first_not_of("0123456789abcdef") == std::string::npos))
       << "not a full commit: " << commit;
   EXPECT_NE(j.find("\"commit\": \"" + commit + "\""), std::string::npos) << j;
-  EXPECT_NE(j.find(std::string("\"commit_dirty\": ") + (reduce::build_commit_dirty() ? "true" : "false")), std::string::npos) << j;
+  EXPECT_NE(j.find(std::string("\"commit_dirty\": ") + (reduce::build_commit_dirty() ? "true" : "false")),
+            std::string::npos)
+      << j;
   EXPECT_NE(j.find("\"device\": \"Test GPU\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"sm_clock_mhz\": 1980"), std::string::npos) << j;
   EXPECT_NE(j.find("\"mem_clock_mhz\": 2619"), std::string::npos) << j;

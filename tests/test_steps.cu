@@ -16,7 +16,6 @@
 #include "input.hpp"
 #include "steps.hpp"  // every step's record; REDUCE_PROGRESSION: those of steps.txt
 
-
 namespace reduce {
 // Test names and failure messages show a step by its name, not its address.
 void PrintTo(const Step* step, std::ostream* os) { *os << step->name; }
@@ -90,9 +89,9 @@ std::string step_label(const Step& s) { return std::string("s") + s.name; }
 // ---------------------------------------------------------------------------------------------
 // Sizes: the identity, tiny, around warp and block sizes, primes, 2^k +- 1, beyond L2 (50 MB on an
 // H100, 60 MB on an H200: 2^24 + 1 floats is 64 MB, 2^25 - 1 floats 128 MB).
-const std::int64_t kSizes[] = {0,       1,       2,       31,      32,          33,          255,     256,
-                               257,     1023,    1024,    1025,    4093,        65521,       65535,   65537,
-                               1000003, 1048575, 1048577, 9999991, (1 << 24) + 1, (1 << 25) - 1};
+const std::int64_t kSizes[] = {
+    0,    1,    2,     31,    32,    33,      255,     256,     257,     1023,          1024,
+    1025, 4093, 65521, 65535, 65537, 1000003, 1048575, 1048577, 9999991, (1 << 24) + 1, (1 << 25) - 1};
 
 class StepBySize : public ::testing::TestWithParam<std::tuple<const Step*, std::int64_t>> {};
 
@@ -106,7 +105,8 @@ TEST_P(StepBySize, MatchesReferenceForEveryPattern) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Steps, StepBySize, ::testing::Combine(::testing::ValuesIn(all_steps()), ::testing::ValuesIn(kSizes)),
+INSTANTIATE_TEST_SUITE_P(Steps, StepBySize,
+                         ::testing::Combine(::testing::ValuesIn(all_steps()), ::testing::ValuesIn(kSizes)),
                          [](const auto& info) {
                            return step_label(*std::get<0>(info.param)) + "_n" + std::to_string(std::get<1>(info.param));
                          });
@@ -126,9 +126,11 @@ TEST_P(StepByBlock, MatchesReferenceAtEveryBlockSize) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Steps, StepByBlock,
-                         ::testing::Combine(::testing::ValuesIn(all_steps()), ::testing::Values(32, 64, 128, 256, 512, 1024)),
+                         ::testing::Combine(::testing::ValuesIn(all_steps()),
+                                            ::testing::Values(32, 64, 128, 256, 512, 1024)),
                          [](const auto& info) {
-                           return step_label(*std::get<0>(info.param)) + "_block" + std::to_string(std::get<1>(info.param));
+                           return step_label(*std::get<0>(info.param)) + "_block" +
+                                  std::to_string(std::get<1>(info.param));
                          });
 
 // ---------------------------------------------------------------------------------------------
@@ -179,8 +181,8 @@ TEST_P(EachStep, RepeatedRunsAreBitwiseIdenticalOrWithinTolerance) {
   for (int run = 1; run < 30; ++run) {
     const float again = reduce::reduce_once(step, input.device.get(), input.n, config(step), stream.get());
     if (step.deterministic) {
-      ASSERT_EQ(std::memcmp(&first, &again, sizeof(float)), 0) << step.name << " run " << run << ": " << again
-                                                               << " differs from " << first;
+      ASSERT_EQ(std::memcmp(&first, &again, sizeof(float)), 0)
+          << step.name << " run " << run << ": " << again << " differs from " << first;
     } else {
       const reduce::Check c = reduce::check_result(again, input.ref, input.n, input.pattern);
       ASSERT_TRUE(c.passed) << step.name << " run " << run << ": " << again << ", reference " << input.ref.sum;
@@ -208,9 +210,12 @@ TEST_P(EachStep, ReusesItsScratchAcrossRuns) {
   SKIP_WITHOUT_GPU();
   const Step& step = *GetParam();
   const reduce::LaunchConfig cfg = config(step);
-  const std::tuple<std::int64_t, Pattern> runs[] = {{(1 << 22) + 3, Pattern::mixed},   {(1 << 22) + 3, Pattern::integers},
-                                                    {1000, Pattern::uniform},           {300007, Pattern::mixed},
-                                                    {(1 << 22) + 3, Pattern::uniform}, {0, Pattern::integers}};
+  const std::tuple<std::int64_t, Pattern> runs[] = {{(1 << 22) + 3, Pattern::mixed},
+                                                    {(1 << 22) + 3, Pattern::integers},
+                                                    {1000, Pattern::uniform},
+                                                    {300007, Pattern::mixed},
+                                                    {(1 << 22) + 3, Pattern::uniform},
+                                                    {0, Pattern::integers}};
   std::size_t bytes = 0;
   for (const auto& [n, p] : runs) bytes = std::max(bytes, step.scratch_bytes(n, cfg));
   reduce::DeviceBuffer<unsigned char> scratch(bytes);

@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
+#include "12_types_ops/ops.hpp"
 #include "12_types_ops/reference.hpp"
 #include "input.hpp"
-#include "12_types_ops/ops.hpp"
 #include "options.hpp"
 #include "report.hpp"
 
@@ -155,8 +155,9 @@ TEST(Stats, InfinitiesGiveInfiniteMeanAndNanVarianceInEveryGrouping) {
   EXPECT_EQ(ref.mean, kInf);
   EXPECT_TRUE(std::isnan(ref.m2));
   const auto serial = fold_all<reduce::StatsOp<float>>(x);
-  const auto split = reduce::StatsOp<float>::combine(fold_all<reduce::StatsOp<float>>(std::vector<float>(x.begin(), x.begin() + 2)),
-                                                     fold_all<reduce::StatsOp<float>>(std::vector<float>(x.begin() + 2, x.end())));
+  const auto split =
+      reduce::StatsOp<float>::combine(fold_all<reduce::StatsOp<float>>(std::vector<float>(x.begin(), x.begin() + 2)),
+                                      fold_all<reduce::StatsOp<float>>(std::vector<float>(x.begin() + 2, x.end())));
   for (const auto& s : {serial, split}) {
     EXPECT_EQ(s.moments.mean, kInf);
     EXPECT_TRUE(std::isnan(s.moments.m2));
@@ -216,9 +217,13 @@ TEST(TypedPatterns, TiesAreSignedZerosOfBothSigns) {
 
 TEST(TypedPatterns, LimitsStayNearTheTypesEnds) {
   for (std::int32_t v : make<std::int32_t>(Pattern::limits, 10000))
-    ASSERT_TRUE(v >= std::numeric_limits<std::int32_t>::max() - 7 || v <= std::numeric_limits<std::int32_t>::lowest() + 7) << v;
+    ASSERT_TRUE(v >= std::numeric_limits<std::int32_t>::max() - 7 ||
+                v <= std::numeric_limits<std::int32_t>::lowest() + 7)
+        << v;
   for (std::int64_t v : make<std::int64_t>(Pattern::limits, 10000))
-    ASSERT_TRUE(v >= std::numeric_limits<std::int64_t>::max() - 7 || v <= std::numeric_limits<std::int64_t>::lowest() + 7) << v;
+    ASSERT_TRUE(v >= std::numeric_limits<std::int64_t>::max() - 7 ||
+                v <= std::numeric_limits<std::int64_t>::lowest() + 7)
+        << v;
   // Floats: large, and their squares over 2^36 elements still finite.
   for (float v : make<float>(Pattern::limits, 10000)) {
     ASSERT_GE(std::fabs(v), std::ldexp(1.0f, 39));
@@ -230,7 +235,8 @@ TEST(TypedPatterns, LimitsStayNearTheTypesEnds) {
 TEST(TypedPatterns, IntegerRangesAreAsDocumented) {
   for (std::int32_t v : make<std::int32_t>(Pattern::mixed, 100000)) ASSERT_TRUE(v >= -(1 << 20) && v < (1 << 20)) << v;
   bool big = false;
-  for (std::int64_t v : make<std::int64_t>(Pattern::uniform, 1000)) big |= v > (std::int64_t{1} << 62) || v < -(std::int64_t{1} << 62);
+  for (std::int64_t v : make<std::int64_t>(Pattern::uniform, 1000))
+    big |= v > (std::int64_t{1} << 62) || v < -(std::int64_t{1} << 62);
   EXPECT_TRUE(big);  // the whole range
   for (double v : make<double>(Pattern::uniform, 100000)) ASSERT_TRUE(v >= 0.0 && v < 1.0);
 }
@@ -273,8 +279,10 @@ TEST(TypedCheck, Int64ReferenceWrapsLikeTheGpu) {
   std::uint64_t wrapped = 0;
   for (std::int64_t v : x) wrapped += static_cast<std::uint64_t>(v);
   EXPECT_EQ(ref.exact_sum, static_cast<std::int64_t>(wrapped));
-  EXPECT_TRUE((reduce::check_typed<std::int64_t, Op::sum>(static_cast<std::int64_t>(wrapped), ref, Pattern::limits).passed));
-  EXPECT_FALSE((reduce::check_typed<std::int64_t, Op::sum>(static_cast<std::int64_t>(wrapped + 1), ref, Pattern::limits).passed));
+  EXPECT_TRUE(
+      (reduce::check_typed<std::int64_t, Op::sum>(static_cast<std::int64_t>(wrapped), ref, Pattern::limits).passed));
+  EXPECT_FALSE((
+      reduce::check_typed<std::int64_t, Op::sum>(static_cast<std::int64_t>(wrapped + 1), ref, Pattern::limits).passed));
 }
 
 TEST(TypedCheck, MinAndMaxAreExactIncludingTheSignOfZero) {
@@ -317,9 +325,12 @@ TEST(TypedCheck, EmptyInputGivesTheIdentities) {
   EXPECT_TRUE((reduce::check_typed<double, Op::sum>(0.0, ref, Pattern::uniform).passed));
   EXPECT_TRUE((reduce::check_typed<double, Op::min>(reduce::MinOp<double>::identity(), ref, Pattern::uniform).passed));
   EXPECT_TRUE((reduce::check_typed<double, Op::max>(reduce::MaxOp<double>::identity(), ref, Pattern::uniform).passed));
-  EXPECT_TRUE((reduce::check_typed<double, Op::stats>(reduce::StatsOp<double>::identity(), ref, Pattern::uniform).passed));
+  EXPECT_TRUE(
+      (reduce::check_typed<double, Op::stats>(reduce::StatsOp<double>::identity(), ref, Pattern::uniform).passed));
   const auto iref = reduce::typed_reference(static_cast<const std::int32_t*>(nullptr), 0, true);
-  EXPECT_TRUE((reduce::check_typed<std::int32_t, Op::min>(std::numeric_limits<std::int32_t>::max(), iref, Pattern::uniform).passed));
+  EXPECT_TRUE(
+      (reduce::check_typed<std::int32_t, Op::min>(std::numeric_limits<std::int32_t>::max(), iref, Pattern::uniform)
+           .passed));
 }
 
 TEST(TypedCheck, StatsPassFieldByFieldAndNameTheFieldThatFails) {
@@ -328,7 +339,8 @@ TEST(TypedCheck, StatsPassFieldByFieldAndNameTheFieldThatFails) {
   auto s = reduce::StatsOp<float>::identity();
   for (std::size_t i = 0; i < x.size(); i += 64) {  // tiles of 64, merged as the kernel does
     auto tile = reduce::StatsOp<float>::identity();
-    for (std::size_t j = i; j < i + 64; ++j) tile = reduce::StatsOp<float>::combine(tile, reduce::StatsOp<float>::lift(x[j]));
+    for (std::size_t j = i; j < i + 64; ++j)
+      tile = reduce::StatsOp<float>::combine(tile, reduce::StatsOp<float>::lift(x[j]));
     s = reduce::StatsOp<float>::combine(s, tile);
   }
   std::string failed;
@@ -362,7 +374,8 @@ TEST(ExtraOptions, DefaultToTheirFirstValueAndAcceptOnlyTheirValues) {
   const auto d = reduce::parse_options(std::vector<std::string>{}, spec);
   EXPECT_EQ(d.extra.at("--type"), "float");
   EXPECT_EQ(d.extra.at("--op"), "sum");
-  const auto o = reduce::parse_options(std::vector<std::string>{"--type", "double", "--op=min", "--pattern", "nan"}, spec);
+  const auto o =
+      reduce::parse_options(std::vector<std::string>{"--type", "double", "--op=min", "--pattern", "nan"}, spec);
   EXPECT_EQ(o.extra.at("--type"), "double");
   EXPECT_EQ(o.extra.at("--op"), "min");
   EXPECT_EQ(o.pattern, Pattern::nan);

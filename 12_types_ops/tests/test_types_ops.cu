@@ -11,9 +11,9 @@
 #include <tuple>
 #include <vector>
 
+#include "12_types_ops/reference.hpp"
 #include "12_types_ops/types_ops.cuh"
 #include "device.cuh"
-#include "12_types_ops/reference.hpp"
 #include "input.hpp"
 #include "tests/gpu_test_util.hpp"
 
@@ -84,9 +84,7 @@ std::vector<T> input(std::int64_t n, Pattern p, std::uint64_t seed = 12345) {
 // Calls f.template operator()<T, O>() for every type and operator.
 template <typename F>
 void for_each_type_and_op(Type t, Op o, F&& f) {
-  reduce::with_type(t, [&](auto tv) {
-    reduce::with_op(o, [&](auto ov) { f(tv, ov); });
-  });
+  reduce::with_type(t, [&](auto tv) { reduce::with_op(o, [&](auto ov) { f(tv, ov); }); });
 }
 
 const Type kTypes[] = {Type::f32, Type::f64, Type::i32, Type::i64};
@@ -94,9 +92,9 @@ const Op kOps[] = {Op::sum, Op::min, Op::max, Op::stats};
 
 // The sizes of tests/test_steps.cu: the identity, tiny, around warp and block sizes, primes,
 // 2^k +- 1, beyond a 50-60 MB L2 for every type.
-const std::int64_t kSizes[] = {0,       1,       2,       31,      32,          33,          255,     256,
-                               257,     1023,    1024,    1025,    4093,        65521,       65535,   65537,
-                               1000003, 1048575, 1048577, 9999991, (1 << 24) + 1, (1 << 25) - 1};
+const std::int64_t kSizes[] = {
+    0,    1,    2,     31,    32,    33,      255,     256,     257,     1023,          1024,
+    1025, 4093, 65521, 65535, 65537, 1000003, 1048575, 1048577, 9999991, (1 << 24) + 1, (1 << 25) - 1};
 
 using Case = std::tuple<Type, Op>;
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
@@ -137,7 +135,8 @@ TEST_P(TypesOps, SpecialValueAtEveryPosition) {
     using T = decltype(tv);
     using limits = std::numeric_limits<T>;
     std::vector<T> specials = {limits::max(), limits::lowest()};
-    if constexpr (std::is_floating_point_v<T>) specials = {limits::quiet_NaN(), limits::infinity(), -limits::infinity()};
+    if constexpr (std::is_floating_point_v<T>)
+      specials = {limits::quiet_NaN(), limits::infinity(), -limits::infinity()};
     for (std::int64_t n : {1, 7, 4099, 1000003})
       for (std::int64_t at : {std::int64_t{0}, n / 2, n - 1})
         for (T special : specials)
@@ -176,7 +175,8 @@ TEST_P(TypesOps, DeterministicAndLeavesScratchZeroed) {
       const auto again = run_checked<T, O>(x, Pattern::mixed, "run " + std::to_string(run), 0, {scratch.get(), bytes});
       ASSERT_EQ(std::memcmp(&first, &again, sizeof(first)), 0) << "run " << run << " differs";
     }
-    run_checked<T, O>(input<T>(1000, Pattern::uniform), Pattern::uniform, "small after large", 0, {scratch.get(), bytes});
+    run_checked<T, O>(
+        input<T>(1000, Pattern::uniform), Pattern::uniform, "small after large", 0, {scratch.get(), bytes});
     std::vector<unsigned char> back(bytes);
     CUDA_CHECK(cudaMemcpy(back.data(), scratch.get(), bytes, cudaMemcpyDeviceToHost));
     const std::size_t flags = 32 * static_cast<std::size_t>(config().sm_count) * sizeof(unsigned);
@@ -199,17 +199,18 @@ TEST_P(TypesOps, SpecialValueInTheTailAndAtAThreadsFirstElement) {
     constexpr std::int64_t kWidth = 16 / sizeof(T);
     constexpr std::int64_t kTileVectors = std::int64_t{step12::kBlock} * 4;  // 4 loads in flight
     std::vector<T> specials = {limits::max(), limits::lowest()};
-    if constexpr (std::is_floating_point_v<T>) specials = {limits::quiet_NaN(), limits::infinity(), -limits::infinity()};
+    if constexpr (std::is_floating_point_v<T>)
+      specials = {limits::quiet_NaN(), limits::infinity(), -limits::infinity()};
     const std::int64_t n = (3 * kTileVectors - 5) * kWidth + kWidth - 1;  // a partial tile, and a tail at offset 0
     for (std::int64_t offset : {0, 1})
       for (T special : specials) {
         // offset 1: the head holds kWidth - 1 elements, the body starts after them.
         const std::int64_t head = offset ? kWidth - 1 : 0;
         const std::int64_t positions[] = {
-            n - 1,                                        // the last element: in the tail
-            head,                                         // thread 0 of block 0: its first element
-            head + kWidth * (kTileVectors + 5),           // block 1, thread 5: the first element it reads
-            head + kWidth * (2 * kTileVectors + 511) + 1, // inside a vector, not a thread's shift
+            n - 1,                                         // the last element: in the tail
+            head,                                          // thread 0 of block 0: its first element
+            head + kWidth * (kTileVectors + 5),            // block 1, thread 5: the first element it reads
+            head + kWidth * (2 * kTileVectors + 511) + 1,  // inside a vector, not a thread's shift
         };
         for (std::int64_t at : positions) {
           auto x = input<T>(n, Pattern::mixed);
@@ -257,8 +258,10 @@ TEST(TypesOpsEmpty, GivesTheIdentity) {
   const std::vector<float> none;
   EXPECT_EQ((run_checked<float, Op::min>(none, Pattern::uniform, "empty")), std::numeric_limits<float>::infinity());
   EXPECT_EQ((run_checked<float, Op::max>(none, Pattern::uniform, "empty")), -std::numeric_limits<float>::infinity());
-  EXPECT_EQ((run_checked<std::int32_t, Op::min>({}, Pattern::uniform, "empty")), std::numeric_limits<std::int32_t>::max());
-  EXPECT_EQ((run_checked<std::int64_t, Op::max>({}, Pattern::uniform, "empty")), std::numeric_limits<std::int64_t>::lowest());
+  EXPECT_EQ((run_checked<std::int32_t, Op::min>({}, Pattern::uniform, "empty")),
+            std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ((run_checked<std::int64_t, Op::max>({}, Pattern::uniform, "empty")),
+            std::numeric_limits<std::int64_t>::lowest());
   EXPECT_EQ((run_checked<double, Op::stats>({}, Pattern::uniform, "empty")).moments.count, 0);
   EXPECT_EQ((run_checked<std::int64_t, Op::sum>({}, Pattern::uniform, "empty")), 0);
 }

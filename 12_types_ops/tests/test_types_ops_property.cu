@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "12_types_ops/reference.hpp"
 #include "12_types_ops/types_ops.cuh"
 #include "device.cuh"
-#include "12_types_ops/reference.hpp"
 #include "input.hpp"
 #include "tests/gpu_test_util.hpp"
 #include "tests/property.hpp"
@@ -37,11 +37,11 @@ struct Case {
   Op op = Op::sum;
   Pattern pattern = Pattern::integers;
   std::uint64_t seed = 0;
-  std::int64_t first = 0;       // the input is elements first .. first + n - 1 of the pattern
+  std::int64_t first = 0;  // the input is elements first .. first + n - 1 of the pattern
   std::int64_t n = 0;
-  int offset = 0;               // elements between an aligned allocation and the input
-  int sms = 0;                  // the SM count the launch is told
-  std::int64_t special_at = -1; // the element (of the pattern) replaced by special_value(special), or -1
+  int offset = 0;                // elements between an aligned allocation and the input
+  int sms = 0;                   // the SM count the launch is told
+  std::int64_t special_at = -1;  // the element (of the pattern) replaced by special_value(special), or -1
   int special = 0;
 };
 
@@ -73,18 +73,29 @@ std::int64_t random_n(prop::Rng& rng, Type t) {
   const std::int64_t tile = std::int64_t{step12::kBlock} * 4 * (t == Type::f32 || t == Type::i32 ? 4 : 2);
   const auto near = [&](std::int64_t v) { return std::clamp<std::int64_t>(v + prop::uniform(rng, -1, 1), 0, kMaxN); };
   switch (prop::uniform(rng, 0, 3)) {
-    case 0: return prop::uniform(rng, 0, 70);
-    case 1: return near(std::int64_t{1} << prop::uniform(rng, 0, 22));
-    case 2: return near(tile * prop::uniform(rng, 1, 400));
-    default: return std::clamp<std::int64_t>(std::llround(std::exp2(std::uniform_real_distribution<double>(0, 22)(rng))), 1, kMaxN);
+    case 0:
+      return prop::uniform(rng, 0, 70);
+    case 1:
+      return near(std::int64_t{1} << prop::uniform(rng, 0, 22));
+    case 2:
+      return near(tile * prop::uniform(rng, 1, 400));
+    default:
+      return std::clamp<std::int64_t>(
+          std::llround(std::exp2(std::uniform_real_distribution<double>(0, 22)(rng))), 1, kMaxN);
   }
 }
 
 Case generate(prop::Rng& rng, int device_sms) {
   static const std::vector<Type> types = {Type::f32, Type::f64, Type::i32, Type::i64};
   static const std::vector<Op> ops = {Op::sum, Op::min, Op::max, Op::stats};
-  static const std::vector<Pattern> patterns = {Pattern::integers, Pattern::integers, Pattern::mixed, Pattern::uniform,
-                                                Pattern::constant, Pattern::nan,      Pattern::inf,   Pattern::ties,
+  static const std::vector<Pattern> patterns = {Pattern::integers,
+                                                Pattern::integers,
+                                                Pattern::mixed,
+                                                Pattern::uniform,
+                                                Pattern::constant,
+                                                Pattern::nan,
+                                                Pattern::inf,
+                                                Pattern::ties,
                                                 Pattern::limits};
   Case c;
   c.type = prop::pick(rng, types);
@@ -115,7 +126,8 @@ std::vector<Case> smaller(const Case& c) {
   if (c.pattern != Pattern::integers) out.add([](Case& d) { d.pattern = Pattern::integers; });
   for (std::int64_t s : prop::smaller_sizes(c.sms))
     if (s > 0) out.add([&](Case& d) { d.sms = static_cast<int>(s); });
-  for (const prop::Window& w : prop::smaller_windows(c.first, c.n)) out.add([&](Case& d) { d.first = w.first, d.n = w.n; });
+  for (const prop::Window& w : prop::smaller_windows(c.first, c.n))
+    out.add([&](Case& d) { d.first = w.first, d.n = w.n; });
   return out.take();
 }
 
@@ -139,7 +151,8 @@ std::string verify(const Case& c) {
   CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, bytes, stream.get()));
   CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream.get()));  // an unwritten result fails
   for (int run = 0; run < 2; ++run)
-    CUDA_CHECK((step12::launch<T, O>(in.get() + c.offset, n, out.get() + run, {scratch.get(), bytes}, cfg, stream.get())));
+    CUDA_CHECK(
+        (step12::launch<T, O>(in.get() + c.offset, n, out.get() + run, {scratch.get(), bytes}, cfg, stream.get())));
   S got[2];
   CUDA_CHECK(cudaMemcpyAsync(got, out.get(), sizeof got, cudaMemcpyDeviceToHost, stream.get()));
   const std::size_t flags = 32 * static_cast<std::size_t>(c.sms) * sizeof(unsigned);
@@ -168,8 +181,10 @@ std::string verify(const Case& c) {
     const bool finite = !special || c.special >= 3;  // specials 3 and 4 are the zeros
     if (c.pattern == Pattern::integers && finite) {
       T sum, squares = 0;
-      if constexpr (O == Op::sum) sum = got[0];
-      else sum = got[0].sum, squares = got[0].sum_squares;
+      if constexpr (O == Op::sum)
+        sum = got[0];
+      else
+        sum = got[0].sum, squares = got[0].sum_squares;
       if (ref.abs_sum <= exact_below && sum != ref.sum)
         why << "sum " << sum << ", exactly " << static_cast<double>(ref.sum) << "; ";
       if (O == Op::stats && ref.sum_squares <= exact_below && squares != ref.sum_squares)
@@ -192,8 +207,7 @@ TEST(TypesOpsProperty, RandomSizesTypesOperatorsAndOffsetsMatchTheReference) {
   int sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   prop::check<Case>(
-      "12_types_ops", 240, [&](prop::Rng& rng) { return generate(rng, sms); }, verify_case,
-      smaller, describe);
+      "12_types_ops", 240, [&](prop::Rng& rng) { return generate(rng, sms); }, verify_case, smaller, describe);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ TEST(OffsetsFile, RefusesWhatIsNotARegularFileAtOnce) {
   const std::string dir = folder.path(), fifo = dir + "/fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   const std::pair<std::string, std::string> cases[] = {
-      {fifo, "is a FIFO"},                      // no writer: it must not wait for one
+      {fifo, "is a FIFO"},                     // no writer: it must not wait for one
       {"/dev/zero", "is a character device"},  // never ends
       {dir, "is a folder"},
       {dir + "/missing", "cannot read"},

@@ -49,7 +49,8 @@ struct Case {
     reduce::DeviceBuffer<unsigned char> scratch(who == Who::cub     ? step13::cub_scratch_bytes(s)
                                                 : who == Who::cub35 ? step13::cub35::scratch_bytes(s, fixed)
                                                                     : step13::scratch_bytes(n));
-    if (scratch.bytes() > 0) CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));  // the suite's launchers need it zeroed
+    if (scratch.bytes() > 0)
+      CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));  // the suite's launchers need it zeroed
     reduce::DeviceBuffer<float> out(s);
     std::vector<float> first(s), again(s);
     for (int r = 0; r < runs; ++r) {
@@ -60,10 +61,13 @@ struct Case {
           CUDA_CHECK(fixed > 0 ? step13::launch_fixed(in.get(), n, fixed, s, out.get(), sc, nullptr)
                                : step13::launch(in.get(), n, d_offsets.get(), s, out.get(), sc, nullptr));
           break;
-        case Who::cub: CUDA_CHECK(step13::launch_cub(in.get(), d_offsets.get(), s, out.get(), sc, nullptr)); break;
+        case Who::cub:
+          CUDA_CHECK(step13::launch_cub(in.get(), d_offsets.get(), s, out.get(), sc, nullptr));
+          break;
         case Who::cub35:
-          CUDA_CHECK(fixed > 0 ? step13::cub35::sum_fixed(in.get(), s, fixed, out.get(), sc.data, sc.bytes, nullptr)
-                               : step13::cub35::sum(in.get(), d_offsets.get(), s, out.get(), sc.data, sc.bytes, nullptr));
+          CUDA_CHECK(fixed > 0
+                         ? step13::cub35::sum_fixed(in.get(), s, fixed, out.get(), sc.data, sc.bytes, nullptr)
+                         : step13::cub35::sum(in.get(), d_offsets.get(), s, out.get(), sc.data, sc.bytes, nullptr));
           break;
       }
       CUDA_CHECK(cudaDeviceSynchronize());
@@ -77,11 +81,13 @@ struct Case {
   void expect_correct(Pattern p, Who who = Who::suite, int runs = 1, std::int64_t fixed = 0) const {
     const std::vector<float> out = run(who, runs, fixed);
     const step13::SegmentsCheck c = step13::check_segments(host.data(), offsets, out.data(), p);
-    EXPECT_EQ(c.wrong, 0) << (who == Who::cub ? "CUB: " : who == Who::cub35 ? "CUB 3.5: " : "")
+    EXPECT_EQ(c.wrong, 0) << (who == Who::cub     ? "CUB: "
+                              : who == Who::cub35 ? "CUB 3.5: "
+                                                  : "")
                           << (fixed > 0 ? "fixed size " + std::to_string(fixed) + ": " : std::string())
-                          << "first wrong segment " << c.first_wrong << " of " << segments()
-                          << ": gave " << c.first_gpu << ", reference " << c.first_reference << " (allowed error "
-                          << c.first_check.tolerance << ")";
+                          << "first wrong segment " << c.first_wrong << " of " << segments() << ": gave " << c.first_gpu
+                          << ", reference " << c.first_reference << " (allowed error " << c.first_check.tolerance
+                          << ")";
   }
 };
 
@@ -96,20 +102,20 @@ TEST_P(EveryDistribution, MatchesTheReferenceAndCub) {
   if (step13::cub35::available()) c.expect_correct(p, Case::Who::cub35);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Sizes, EveryDistribution,
-    ::testing::Combine(::testing::Values("uniform32", "fixed1000", "hundred", "whole", "powerlaw", "matrix-wide",
-                                         "matrix-tall"),
-                       ::testing::Values(std::int64_t{1}, std::int64_t{1001}, std::int64_t{100003},
-                                         (std::int64_t{1} << 22) + 3, std::int64_t{1} << 25),
-                       ::testing::Values(Pattern::integers, Pattern::mixed)),
-    [](const auto& info) {
-      std::string name = std::string(std::get<0>(info.param)) + "_n" + std::to_string(std::get<1>(info.param)) +
-                         "_" + reduce::to_string(std::get<2>(info.param));
-      for (char& ch : name)
-        if (ch == '-') ch = '_';
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Sizes, EveryDistribution,
+                         ::testing::Combine(::testing::Values("uniform32", "fixed1000", "hundred", "whole", "powerlaw",
+                                                              "matrix-wide", "matrix-tall"),
+                                            ::testing::Values(std::int64_t{1}, std::int64_t{1001}, std::int64_t{100003},
+                                                              (std::int64_t{1} << 22) + 3, std::int64_t{1} << 25),
+                                            ::testing::Values(Pattern::integers, Pattern::mixed)),
+                         [](const auto& info) {
+                           std::string name = std::string(std::get<0>(info.param)) + "_n" +
+                                              std::to_string(std::get<1>(info.param)) + "_" +
+                                              reduce::to_string(std::get<2>(info.param));
+                           for (char& ch : name)
+                             if (ch == '-') ch = '_';
+                           return name;
+                         });
 
 // Both places of the tiles' search (step13::Search) on every distribution, at a size where automatic picks
 // the kernel for some distributions and the blocks for others: the same bits either way, since the search
@@ -126,8 +132,8 @@ void expect_both_searches_agree(const Case& c, Pattern p) {
     CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));
     reduce::DeviceBuffer<float> out(s);
     CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
-    CUDA_CHECK(step13::launch(c.in.get(), n, c.d_offsets.get(), s, out.get(), {scratch.get(), scratch.bytes()}, nullptr,
-                           searches[k]));
+    CUDA_CHECK(step13::launch(
+        c.in.get(), n, c.d_offsets.get(), s, out.get(), {scratch.get(), scratch.bytes()}, nullptr, searches[k]));
     outs[k].resize(s);
     CUDA_CHECK(cudaMemcpy(outs[k].data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
     const step13::SegmentsCheck check = step13::check_segments(c.host.data(), c.offsets, outs[k].data(), p);
@@ -157,11 +163,11 @@ TEST(BothSearches, AroundTheBlockProbesLimit) {
       for (std::int64_t k = 0; k < s; ++k) {
         const std::int64_t at = o.back();
         std::int64_t len = k % 7 == 0 ? 0 : (k * 2654435761) % 997 + 1;  // empty ones, and 1..997 floats
-        if (k == 300) len = (at / t + 1) * t - at;                          // ends on a tile boundary...
-        if (k == 301 || k == 302) len = 0;                                  // ...where two empty ones begin
-        if (k == 303) len = 3 * t + 1;                                      // over several tiles
-        if (k == s - 2) len = n - uncovered - at;                           // up to the uncovered floats...
-        if (k == s - 1) len = 0;                                            // ...where an empty one begins
+        if (k == 300) len = (at / t + 1) * t - at;                       // ends on a tile boundary...
+        if (k == 301 || k == 302) len = 0;                               // ...where two empty ones begin
+        if (k == 303) len = 3 * t + 1;                                   // over several tiles
+        if (k == s - 2) len = n - uncovered - at;                        // up to the uncovered floats...
+        if (k == s - 1) len = 0;                                         // ...where an empty one begins
         o.push_back(at + len);
       }
       ASSERT_EQ(o.back(), n - uncovered) << s << " segments";
@@ -191,7 +197,9 @@ TEST(Segmented, EmptySegmentsGiveZero) {
   SKIP_WITHOUT_GPU();
   const std::int64_t t = step13::kTile;
   Case(0, {0, 0, 0}, Pattern::integers).expect_correct(Pattern::integers);
-  for (const Offsets& o : {Offsets{0, 0, 0, 5, 5, 100, 100}, Offsets{0, 100, 100, 100}, Offsets{100, 100},
+  for (const Offsets& o : {Offsets{0, 0, 0, 5, 5, 100, 100},
+                           Offsets{0, 100, 100, 100},
+                           Offsets{100, 100},
                            Offsets{0, 0, 3 * t + 7, 3 * t + 7, 3 * t + 7, 5 * t, 5 * t}}) {
     const Case c(5 * t, o, Pattern::integers);
     const std::vector<float> out = c.run();
@@ -229,9 +237,11 @@ TEST(Segmented, SegmentsAroundTileBoundaries) {
   // Long segments that begin and end exactly on, just before and just after tile lengths, next to each
   // other and to short ones.
   const std::int64_t t = step13::kTile;
-  const Offsets cases[] = {
-      {0, t, 2 * t, 3 * t},  {0, t + 1, 2 * t + 2, 5 * t},  {0, t - 1, 2 * t + 1, 2 * t + 2, 6 * t},
-      {0, 1, t + 2, 3 * t - 1, 3 * t, 7 * t + 5}, {0, 2 * t - 1, 2 * t, 2 * t + 1, 4 * t + 1, 4 * t + 2}};
+  const Offsets cases[] = {{0, t, 2 * t, 3 * t},
+                           {0, t + 1, 2 * t + 2, 5 * t},
+                           {0, t - 1, 2 * t + 1, 2 * t + 2, 6 * t},
+                           {0, 1, t + 2, 3 * t - 1, 3 * t, 7 * t + 5},
+                           {0, 2 * t - 1, 2 * t, 2 * t + 1, 4 * t + 1, 4 * t + 2}};
   for (const Offsets& o : cases) Case(o.back(), o, Pattern::integers).expect_correct(Pattern::integers);
 }
 
@@ -310,19 +320,27 @@ TEST_P(FixedSize, MatchesTheReferenceAndCub) {
 std::vector<std::tuple<std::int64_t, std::int64_t>> fixed_size_cases() {
   std::vector<std::tuple<std::int64_t, std::int64_t>> cases;
   for (const std::int64_t n : {std::int64_t{1}, std::int64_t{1001}, std::int64_t{100003}, (std::int64_t{1} << 22) + 3})
-    for (const std::int64_t len : {std::int64_t{1}, std::int64_t{3}, std::int64_t{4}, std::int64_t{8}, std::int64_t{12},
-                                   std::int64_t{16}, std::int64_t{17}, std::int64_t{24}, std::int64_t{32},
-                                   std::int64_t{1000}, std::int64_t{1024}, std::int64_t{step13::kTile - 1},
-                                   std::int64_t{step13::kTile + 1}, std::int64_t{1} << 20})
+    for (const std::int64_t len : {std::int64_t{1},
+                                   std::int64_t{3},
+                                   std::int64_t{4},
+                                   std::int64_t{8},
+                                   std::int64_t{12},
+                                   std::int64_t{16},
+                                   std::int64_t{17},
+                                   std::int64_t{24},
+                                   std::int64_t{32},
+                                   std::int64_t{1000},
+                                   std::int64_t{1024},
+                                   std::int64_t{step13::kTile - 1},
+                                   std::int64_t{step13::kTile + 1},
+                                   std::int64_t{1} << 20})
       if (len <= n) cases.emplace_back(n, len);
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Lengths, FixedSize, ::testing::ValuesIn(fixed_size_cases()),
-    [](const auto& info) {
-      return "n" + std::to_string(std::get<0>(info.param)) + "_L" + std::to_string(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Lengths, FixedSize, ::testing::ValuesIn(fixed_size_cases()), [](const auto& info) {
+  return "n" + std::to_string(std::get<0>(info.param)) + "_L" + std::to_string(std::get<1>(info.param));
+});
 
 // The fixed-size mode on an input that starts one float after a 16-byte boundary: every tile's vectors
 // are skewed.

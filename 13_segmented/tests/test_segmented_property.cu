@@ -27,7 +27,7 @@
 namespace {
 
 constexpr std::int64_t kMaxN = std::int64_t{1} << 25;  // floats of the largest case
-constexpr std::int64_t kPad = 4;                        // NaN floats before (misalignment) and after the input
+constexpr std::int64_t kPad = 4;                       // NaN floats before (misalignment) and after the input
 constexpr std::int64_t kTile = step13::kTile;
 
 struct Layout {
@@ -36,8 +36,8 @@ struct Layout {
   std::int64_t tail = 0;              // floats after offsets[S], in no segment
   std::int64_t misalign = 0;          // the input begins this many floats past a 16-byte boundary
   step13::Search search = step13::Search::automatic;
-  std::int64_t fixed = 0;             // > 0: step13::launch_fixed with this segment size
-  std::uint64_t salt = 0;             // which integers the input holds
+  std::int64_t fixed = 0;  // > 0: step13::launch_fixed with this segment size
+  std::uint64_t salt = 0;  // which integers the input holds
 
   std::int64_t covered() const { return std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0}); }
   std::int64_t n() const { return start + covered() + tail; }
@@ -135,9 +135,10 @@ class Runner {
         CUDA_CHECK(cudaMemsetAsync(out_.get(), 0xFF, out.size() * sizeof(float), stream_.get()));  // NaN
       const reduce::Scratch sc{scratch_.get(), scratch_.bytes()};
       const cudaError_t e =
-          c.fixed > 0 ? step13::launch_fixed(in_.get() + c.misalign, n, c.fixed, segments, out_.get(), sc, stream_.get())
-                      : step13::launch(in_.get() + c.misalign, n, offsets_.get(), segments, out_.get(), sc, stream_.get(),
-                                    c.search);
+          c.fixed > 0
+              ? step13::launch_fixed(in_.get() + c.misalign, n, c.fixed, segments, out_.get(), sc, stream_.get())
+              : step13::launch(
+                    in_.get() + c.misalign, n, offsets_.get(), segments, out_.get(), sc, stream_.get(), c.search);
       if (e != cudaSuccess) return std::string("the launch returned ") + cudaGetErrorString(e);
       if (const cudaError_t s = cudaStreamSynchronize(stream_.get()); s != cudaSuccess)
         return std::string("the kernels failed: ") + cudaGetErrorString(s);
@@ -340,7 +341,8 @@ TEST(SegmentedProperty, BlockSearchGivesExactSums) {
 
 TEST(SegmentedProperty, AutomaticSearchGivesExactSums) {
   SKIP_WITHOUT_GPU();
-  expect_property("launch_automatic_search", [](prop::Rng& rng) { return random_layout(rng, step13::Search::automatic); });
+  expect_property("launch_automatic_search",
+                  [](prop::Rng& rng) { return random_layout(rng, step13::Search::automatic); });
 }
 
 TEST(SegmentedProperty, FixedSizeGivesExactSums) {

@@ -26,8 +26,8 @@ std::string validation_error(const Offsets& o, std::int64_t n) {
 }
 
 TEST(SegmentedOffsets, AcceptsValidOnes) {
-  EXPECT_EQ(validation_error({0}, 0), "");            // S = 0
-  EXPECT_EQ(validation_error({3}, 3), "");            // S = 0 at the end of the array
+  EXPECT_EQ(validation_error({0}, 0), "");  // S = 0
+  EXPECT_EQ(validation_error({3}, 3), "");  // S = 0 at the end of the array
   EXPECT_NE(validation_error({5}, 3).find("beyond"), std::string::npos);
 }
 
@@ -159,7 +159,8 @@ TEST(SegmentedCheck, ExactForIntsTolerantOtherwiseNeverNaN) {
   reduce::fill_input(x.data(), 64, reduce::Pattern::integers, 1);
   const Offsets o = {0, 0, 10, 64};
   std::vector<float> gpu(3);
-  for (std::size_t s = 0; s < 3; ++s) gpu[s] = static_cast<float>(step13::segment_reference(x.data(), o[s], o[s + 1]).sum);
+  for (std::size_t s = 0; s < 3; ++s)
+    gpu[s] = static_cast<float>(step13::segment_reference(x.data(), o[s], o[s + 1]).sum);
   step13::SegmentsCheck c = step13::check_segments(x.data(), o, gpu.data(), reduce::Pattern::integers);
   EXPECT_EQ(c.wrong, 0);
   EXPECT_TRUE(c.exact);
@@ -175,7 +176,8 @@ TEST(SegmentedCheck, ExactForIntsTolerantOtherwiseNeverNaN) {
   const reduce::Reference r = step13::segment_reference(x.data(), 10, 64);
   gpu = {0.0f, static_cast<float>(step13::segment_reference(x.data(), 0, 10).sum), static_cast<float>(r.sum)};
   EXPECT_EQ(step13::check_segments(x.data(), o, gpu.data(), reduce::Pattern::uniform).wrong, 0);
-  EXPECT_DOUBLE_EQ(step13::check_segments(x.data(), o, gpu.data(), reduce::Pattern::uniform).first_check.tolerance, 0.0);
+  EXPECT_DOUBLE_EQ(step13::check_segments(x.data(), o, gpu.data(), reduce::Pattern::uniform).first_check.tolerance,
+                   0.0);
   gpu[2] = static_cast<float>(r.sum + 2 * reduce::tolerance_for(54, r.abs_sum));
   c = step13::check_segments(x.data(), o, gpu.data(), reduce::Pattern::uniform);
   EXPECT_EQ(c.wrong, 1);

@@ -56,8 +56,8 @@ TEST(BitsCheck, ATruncatedFileFailsUnlessASubsetIsAskedFor) {
   EXPECT_FALSE(whole.passed());
   EXPECT_EQ(whole.compared(), 5);
   EXPECT_EQ(whole.missing(), static_cast<int>(step14::bits_cases().size()) - 5);
-  const std::string missing = std::to_string(whole.missing()) + " of the " + std::to_string(step14::bits_cases().size()) +
-                              " committed cases are missing";
+  const std::string missing = std::to_string(whole.missing()) + " of the " +
+                              std::to_string(step14::bits_cases().size()) + " committed cases are missing";
   EXPECT_NE(whole.summary("t").find(missing), std::string::npos) << whole.summary("t");
   const step14::BitsCheck subset = run_check(file, true);
   EXPECT_EQ(subset.cases().size(), 5u);
@@ -69,8 +69,10 @@ TEST(BitsCheck, AChangedValueOrBitsFails) {
   for (const bool change_value : {true, false}) {
     auto file = step14::read_bits_file(REPRO_BITS_FILE);
     step14::BitsEntry& e = file[9];  // 31 int 1: -5
-    if (change_value) e.value_bits = step14::bits_text(-4.0f), e.value = "-4";  // as parse_bits_text would read "-4"
-    else e.bits = step14::bits_text(-4.0f);
+    if (change_value)
+      e.value_bits = step14::bits_text(-4.0f), e.value = "-4";  // as parse_bits_text would read "-4"
+    else
+      e.bits = step14::bits_text(-4.0f);
     for (const bool subset : {false, true}) {
       const step14::BitsCheck check = run_check(file, subset);
       EXPECT_FALSE(check.passed());
@@ -98,7 +100,8 @@ TEST(BitsCheck, ACaseThatIsNotCommittedFailsAndNothingComparedFails) {
 }
 
 TEST(BitsFile, ReadsTheValueColumnAndNormalizesTheBits) {
-  const auto e = step14::parse_bits_text("# c\nn pattern seed bits value\n31 int 1 0xC0A00000 -5.0\n100003 nan 1 nan nan\n", "t");
+  const auto e =
+      step14::parse_bits_text("# c\nn pattern seed bits value\n31 int 1 0xC0A00000 -5.0\n100003 nan 1 nan nan\n", "t");
   ASSERT_EQ(e.size(), 2u);
   EXPECT_EQ(e[0].bits, "0xc0a00000");
   EXPECT_EQ(e[0].value_bits, "0xc0a00000");
@@ -108,14 +111,14 @@ TEST(BitsFile, ReadsTheValueColumnAndNormalizesTheBits) {
 }
 
 TEST(BitsFile, RefusesAMalformedLineQuotedAndBounded) {
-  for (const std::string& bad : {std::string("31 int 1 0xc0a00000\n"),                 // no value
-                                 std::string("31 int 1 0xc0a00000 -5 same\n"),         // a field more
-                                 std::string("31 int 1 0xc0a0000g -5\n"),              // not hex
-                                 std::string("31 int 1 0xc0a00000 five\n"),            // not a number
-                                 std::string("31 ties 1 0xc0a00000 -5\n"),             // no such pattern
-                                 std::string("2^5 int 1 0xc0a00000 -5\n"),             // n as the file writes it
-                                 std::string("31 int -1 0xc0a00000 -5\n"),             // a seed is not negative
-                                 std::string("31 int 1 0xc0a00000 -5\0\n", 24),        // a NUL byte
+  for (const std::string& bad : {std::string("31 int 1 0xc0a00000\n"),           // no value
+                                 std::string("31 int 1 0xc0a00000 -5 same\n"),   // a field more
+                                 std::string("31 int 1 0xc0a0000g -5\n"),        // not hex
+                                 std::string("31 int 1 0xc0a00000 five\n"),      // not a number
+                                 std::string("31 ties 1 0xc0a00000 -5\n"),       // no such pattern
+                                 std::string("2^5 int 1 0xc0a00000 -5\n"),       // n as the file writes it
+                                 std::string("31 int -1 0xc0a00000 -5\n"),       // a seed is not negative
+                                 std::string("31 int 1 0xc0a00000 -5\0\n", 24),  // a NUL byte
                                  "31 int 1 0xc0a00000 -5" + std::string(100000, 'x') + "\n"}) {
     const std::string msg = parse_error(bad);
     EXPECT_EQ(msg.rfind("'t.txt' line 1: not 'n pattern seed bits value': '", 0), 0u) << msg;

@@ -70,7 +70,8 @@ TEST(Order, ModelIsAccurateOnCancellingData) {
 // ones take the CPU too long here; the GPU test and 14_reproducible_bits --check cover all).
 TEST(BitsFile, ModelGivesTheCommittedBits) {
   const auto entries = step14::read_bits_file(REPRO_BITS_FILE);
-  ASSERT_EQ(entries.size(), step14::bits_cases().size()) << REPRO_BITS_FILE << " does not hold every case of bits_cases()";
+  ASSERT_EQ(entries.size(), step14::bits_cases().size())
+      << REPRO_BITS_FILE << " does not hold every case of bits_cases()";
   int checked = 0;
   for (const auto& e : entries) {
     if (e.c.n > (1 << 25) + 7) continue;

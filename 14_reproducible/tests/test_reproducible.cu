@@ -46,19 +46,29 @@ std::uint32_t bits_of(float v) {
 enum class Kind { uniform, mixed, integers, cancelling };
 const char* name_of(Kind k) {
   switch (k) {
-    case Kind::uniform: return "uniform";
-    case Kind::mixed: return "mixed";
-    case Kind::integers: return "int";
-    case Kind::cancelling: return "cancelling";
+    case Kind::uniform:
+      return "uniform";
+    case Kind::mixed:
+      return "mixed";
+    case Kind::integers:
+      return "int";
+    case Kind::cancelling:
+      return "cancelling";
   }
   return "?";
 }
 std::vector<float> make_input(std::int64_t n, Kind k, std::uint64_t seed = 12345) {
   std::vector<float> x(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
   switch (k) {
-    case Kind::uniform: reduce::fill_input(x.data(), n, Pattern::uniform, seed); break;
-    case Kind::mixed: reduce::fill_input(x.data(), n, Pattern::mixed, seed); break;
-    case Kind::integers: reduce::fill_input(x.data(), n, Pattern::integers, seed); break;
+    case Kind::uniform:
+      reduce::fill_input(x.data(), n, Pattern::uniform, seed);
+      break;
+    case Kind::mixed:
+      reduce::fill_input(x.data(), n, Pattern::mixed, seed);
+      break;
+    case Kind::integers:
+      reduce::fill_input(x.data(), n, Pattern::integers, seed);
+      break;
     case Kind::cancelling:
       reduce::fill_input(x.data(), n, Pattern::mixed, seed);
       for (std::int64_t i = 0; i < n / 2; ++i) {
@@ -161,12 +171,17 @@ TEST(Grid, OneBlockPerTileAtMostTheDevicesWorthTilesSpreadEvenly) {
   ASSERT_EQ(step14::default_grid(std::int64_t{1} << 50, reduce::LaunchConfig{512, 0, sms}, &full), cudaSuccess);
   EXPECT_GE(full, sms);
   EXPECT_EQ(full % sms, 0);
-  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{100003}, std::int64_t{1} << 22,
-                         std::int64_t{1} << 26, (std::int64_t{1} << 30) + 1}) {
+  for (std::int64_t n : {std::int64_t{0},
+                         std::int64_t{1},
+                         std::int64_t{100003},
+                         std::int64_t{1} << 22,
+                         std::int64_t{1} << 26,
+                         (std::int64_t{1} << 30) + 1}) {
     ASSERT_EQ(step14::default_grid(n, reduce::LaunchConfig{512, 0, sms}, &grid), cudaSuccess);
     const std::int64_t tiles = std::max<std::int64_t>(step14::num_tiles(n), 1), rounds = reduce::ceil_div(tiles, full);
     EXPECT_LE(grid, full) << "n=" << n;
-    EXPECT_EQ(grid, reduce::ceil_div(tiles, rounds)) << "n=" << n << ": " << tiles << " tiles in " << rounds << " rounds";
+    EXPECT_EQ(grid, reduce::ceil_div(tiles, rounds))
+        << "n=" << n << ": " << tiles << " tiles in " << rounds << " rounds";
     // Every block sums `rounds` tiles or one fewer.
     EXPECT_GE(grid * rounds, tiles) << "n=" << n;
     EXPECT_LT(grid * (rounds - 1), tiles) << "n=" << n;
@@ -223,8 +238,12 @@ TEST(Alignment, MisalignedStartsGiveTheAlignedBits) {
 TEST(Shards, TilesSummedInShardsAndCombinedGiveTheSingleLaunchsBits) {
   SKIP_WITHOUT_GPU();
   const int sms = sm_count();
-  for (std::int64_t n : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{100003}, std::int64_t{(1 << 22) + 3},
-                         std::int64_t{(1 << 24) + 5}, std::int64_t{(1 << 25) + 7}}) {
+  for (std::int64_t n : {std::int64_t{1},
+                         std::int64_t{1000},
+                         std::int64_t{100003},
+                         std::int64_t{(1 << 22) + 3},
+                         std::int64_t{(1 << 24) + 5},
+                         std::int64_t{(1 << 25) + 7}}) {
     const std::vector<float> host = make_input(n, Kind::cancelling);
     const float model = step14::model_sum(host.data(), n);
     const std::int64_t tiles = step14::num_tiles(n);
@@ -239,11 +258,15 @@ TEST(Shards, TilesSummedInShardsAndCombinedGiveTheSingleLaunchsBits) {
         // On the kernels' stream: a pageable cudaMemcpy may return before its data lands, and the
         // legacy stream it runs on does not order the non-blocking stream's kernels after it.
         if (count > 0)
-          CUDA_CHECK(cudaMemcpyAsync(shards.back().get(), host.data() + step14::shard_begin(n, t), count * sizeof(float),
-                                     cudaMemcpyHostToDevice, stream.get()));
+          CUDA_CHECK(cudaMemcpyAsync(shards.back().get(),
+                                     host.data() + step14::shard_begin(n, t),
+                                     count * sizeof(float),
+                                     cudaMemcpyHostToDevice,
+                                     stream.get()));
         const reduce::LaunchConfig cfg{r % 2 ? 128 : 512, 0, sms, r == 2 ? 3 : 0};  // launch shapes vary too
-        ASSERT_EQ(step14::sum_shard_tiles(shards.back().get(), n, t.first, t.count, sums.get() + t.first, cfg, stream.get()),
-                  cudaSuccess);
+        ASSERT_EQ(
+            step14::sum_shard_tiles(shards.back().get(), n, t.first, t.count, sums.get() + t.first, cfg, stream.get()),
+            cudaSuccess);
       }
       ASSERT_EQ(step14::combine_tile_sums(sums.get(), n, out.get(), stream.get()), cudaSuccess);
       float got = 0;
@@ -267,7 +290,8 @@ TEST(SpecialValues, PropagateAsIeeeAdditionDoes) {
       std::vector<float> host(n);
       reduce::fill_input(host.data(), n, p, 1);
       DeviceInput in(host, n);
-      for (float v : run_all(step14::kStep, in.get(), n, cfgs)) EXPECT_TRUE(std::isnan(v)) << to_string(p) << " n=" << n << ": " << v;
+      for (float v : run_all(step14::kStep, in.get(), n, cfgs))
+        EXPECT_TRUE(std::isnan(v)) << to_string(p) << " n=" << n << ": " << v;
     }
     std::vector<float> host = make_input(n, Kind::mixed);
     host[n / 3] = inf;
@@ -288,7 +312,8 @@ TEST(Contract, InputUnchangedScratchZeroedEmptyIsZero) {
   for (std::int64_t n : {0, 1, 1025, 300007, (1 << 22) + 3}) {
     const std::vector<float> host = make_input(n, Kind::uniform);
     DeviceInput in(host, n);
-    const auto got = run_all(step14::kStep, in.get(), n, {reduce::LaunchConfig{512, 0, sms}, reduce::LaunchConfig{64, 0, sms, 3}});
+    const auto got =
+        run_all(step14::kStep, in.get(), n, {reduce::LaunchConfig{512, 0, sms}, reduce::LaunchConfig{64, 0, sms, 3}});
     for (float v : got) EXPECT_EQ(bits_of(v), bits_of(step14::model_sum(host.data(), n))) << "n=" << n;
     if (n == 0) EXPECT_EQ(bits_of(got[0]), 0u);
     EXPECT_TRUE(reduce::device_equals_host(in.get(), host.data(), n)) << "n=" << n << ": the input was modified";
@@ -312,7 +337,8 @@ TEST(Contract, OneScratchServesEverySize) {
   CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, bytes, stream.get()));
   CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream.get()));  // NaN: an unwritten slot fails
   for (std::size_t k = 0; k < 2 * sizes.size(); ++k)
-    CUDA_CHECK(step14::launch(in.get(), sizes[k / 2], out.get() + k, {scratch.get(), bytes}, cfgs[k % 2], stream.get()));
+    CUDA_CHECK(
+        step14::launch(in.get(), sizes[k / 2], out.get() + k, {scratch.get(), bytes}, cfgs[k % 2], stream.get()));
   std::vector<float> got(2 * sizes.size());
   CUDA_CHECK(cudaMemcpyAsync(got.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost, stream.get()));
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
@@ -359,7 +385,8 @@ TEST(HugeInput, SumsMoreThan2To31Elements) {
   EXPECT_EQ(model, exact);
   DeviceInput in(host, n);
   const int sms = sm_count();
-  for (float v : run_all(step14::kStep, in.get(), n, {reduce::LaunchConfig{512, 0, sms}, reduce::LaunchConfig{128, 0, sms, 97}}))
+  for (float v :
+       run_all(step14::kStep, in.get(), n, {reduce::LaunchConfig{512, 0, sms}, reduce::LaunchConfig{128, 0, sms, 97}}))
     EXPECT_EQ(bits_of(v), bits_of(model)) << v << " vs " << model;
 }
 

@@ -35,14 +35,14 @@ const std::vector<int> kBlocks = {32, 64, 128, 256, 512, 1024};
 
 struct Case {
   Pattern pattern = Pattern::integers;
-  bool mirrored = false;        // the first half's values, scaled by 2^20, subtracted from the second's
+  bool mirrored = false;  // the first half's values, scaled by 2^20, subtracted from the second's
   std::uint64_t seed = 0;
-  std::int64_t first = 0;       // the input is elements first .. first + n - 1 of the pattern
+  std::int64_t first = 0;  // the input is elements first .. first + n - 1 of the pattern
   std::int64_t n = 0;
-  int offset = 0;               // floats between an aligned allocation and the input
+  int offset = 0;  // floats between an aligned allocation and the input
   int block = kDefaultBlock;
-  std::int64_t grid = 0;        // 0: the step's own
-  int ranks = 0;                // > 0: also summed in that many shards and combined apart
+  std::int64_t grid = 0;  // 0: the step's own
+  int ranks = 0;          // > 0: also summed in that many shards and combined apart
 };
 
 std::string describe(const Case& c) {
@@ -71,22 +71,31 @@ std::vector<float> input_of(const Case& c) {
 std::int64_t random_n(prop::Rng& rng) {
   const auto near = [&](std::int64_t v) { return std::clamp<std::int64_t>(v + prop::uniform(rng, -4, 4), 0, kMaxN); };
   switch (prop::uniform(rng, 0, 3)) {
-    case 0: return prop::uniform(rng, 0, 600);
-    case 1: return near(std::int64_t{1} << prop::uniform(rng, 0, 24));
+    case 0:
+      return prop::uniform(rng, 0, 600);
+    case 1:
+      return near(std::int64_t{1} << prop::uniform(rng, 0, 24));
     case 2: {
       const std::int64_t size = std::int64_t{1} << prop::uniform(rng, 24 - 10, 24);  // a round is 2^9, tiles go to 2^14
       const std::int64_t unit = step14::tile_elements(size) >> prop::uniform(rng, 0, step14::kLog2Slices + 1);
       return near(unit * prop::uniform(rng, 1, std::max<std::int64_t>(1, size / unit)));
     }
     default:
-      return std::clamp<std::int64_t>(std::llround(std::exp2(std::uniform_real_distribution<double>(0, 24)(rng))), 1, kMaxN);
+      return std::clamp<std::int64_t>(
+          std::llround(std::exp2(std::uniform_real_distribution<double>(0, 24)(rng))), 1, kMaxN);
   }
 }
 
 // worth[k]: the device's worth of blocks of kBlocks[k] threads (SMs x resident blocks per SM).
 Case generate(prop::Rng& rng, const std::vector<std::int64_t>& worth) {
-  static const std::vector<Pattern> patterns = {Pattern::integers, Pattern::integers, Pattern::mixed, Pattern::uniform,
-                                                Pattern::constant, Pattern::ties,     Pattern::limits, Pattern::nan,
+  static const std::vector<Pattern> patterns = {Pattern::integers,
+                                                Pattern::integers,
+                                                Pattern::mixed,
+                                                Pattern::uniform,
+                                                Pattern::constant,
+                                                Pattern::ties,
+                                                Pattern::limits,
+                                                Pattern::nan,
                                                 Pattern::inf};
   Case c;
   c.pattern = prop::pick(rng, patterns);
@@ -98,13 +107,27 @@ Case generate(prop::Rng& rng, const std::vector<std::int64_t>& worth) {
   c.block = kBlocks[b];
   const std::int64_t w = worth[b];
   switch (prop::uniform(rng, 0, 7)) {
-    case 0: c.grid = 0; break;
-    case 1: c.grid = 1; break;
-    case 2: c.grid = prop::uniform(rng, 2, 16); break;
-    case 3: c.grid = std::max<std::int64_t>(1, w + prop::uniform(rng, -1, 1)); break;
-    case 4: c.grid = prop::uniform(rng, w + 1, 4 * w); break;  // more blocks than fit at once
-    case 5: c.grid = prop::uniform(rng, 0, 9) == 0 ? prop::uniform(rng, 1 << 16, (1 << 16) + 100) : prop::uniform(rng, 1, 64); break;
-    default: c.grid = prop::uniform(rng, 1, w); break;
+    case 0:
+      c.grid = 0;
+      break;
+    case 1:
+      c.grid = 1;
+      break;
+    case 2:
+      c.grid = prop::uniform(rng, 2, 16);
+      break;
+    case 3:
+      c.grid = std::max<std::int64_t>(1, w + prop::uniform(rng, -1, 1));
+      break;
+    case 4:
+      c.grid = prop::uniform(rng, w + 1, 4 * w);
+      break;  // more blocks than fit at once
+    case 5:
+      c.grid = prop::uniform(rng, 0, 9) == 0 ? prop::uniform(rng, 1 << 16, (1 << 16) + 100) : prop::uniform(rng, 1, 64);
+      break;
+    default:
+      c.grid = prop::uniform(rng, 1, w);
+      break;
   }
   if (prop::uniform(rng, 0, 3) == 0) c.ranks = static_cast<int>(prop::uniform(rng, 1, 9));
   return c;
@@ -122,7 +145,8 @@ std::vector<Case> smaller(const Case& c) {
   if (c.mirrored) out.add([](Case& d) { d.mirrored = false; });
   for (std::int64_t g : prop::smaller_sizes(c.grid))
     if (g > 0) out.add([&](Case& d) { d.grid = g; });
-  for (const prop::Window& w : prop::smaller_windows(c.first, c.n)) out.add([&](Case& d) { d.first = w.first, d.n = w.n; });
+  for (const prop::Window& w : prop::smaller_windows(c.first, c.n))
+    out.add([&](Case& d) { d.first = w.first, d.n = w.n; });
   if (c.grid != 0) out.add([](Case& d) { d.grid = 0; });
   return out.take();
 }
@@ -144,8 +168,11 @@ float sum_in_shards(const std::vector<float>& x, const Case& c, const reduce::La
     const std::int64_t count = step14::shard_elements(n, t);
     shards.emplace_back(count);
     if (count > 0)
-      CUDA_CHECK(cudaMemcpyAsync(shards.back().get(), x.data() + step14::shard_begin(n, t), count * sizeof(float),
-                                 cudaMemcpyHostToDevice, stream));
+      CUDA_CHECK(cudaMemcpyAsync(shards.back().get(),
+                                 x.data() + step14::shard_begin(n, t),
+                                 count * sizeof(float),
+                                 cudaMemcpyHostToDevice,
+                                 stream));
     CUDA_CHECK(step14::sum_shard_tiles(shards.back().get(), n, t.first, t.count, sums.get() + t.first, cfg, stream));
   }
   CUDA_CHECK(step14::combine_tile_sums(sums.get(), n, out.get(), stream));
@@ -165,7 +192,8 @@ std::string verify(const Case& c, int sms) {
   reduce::Stream stream;
   if (n > 0) {
     CUDA_CHECK(cudaMemcpyAsync(aligned.get(), x.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream.get()));
-    CUDA_CHECK(cudaMemcpyAsync(shifted.get() + c.offset, x.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream.get()));
+    CUDA_CHECK(
+        cudaMemcpyAsync(shifted.get() + c.offset, x.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream.get()));
   }
   CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, bytes, stream.get()));
   CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream.get()));  // NaN: an unwritten result fails
@@ -180,14 +208,17 @@ std::string verify(const Case& c, int sms) {
   std::ostringstream why;
   const float single = got[0], model = step14::model_sum(x.data(), n);
   if (bits_of(got[1]) != bits_of(single))
-    why << "this launch gave " << step14::bits_text(got[1]) << ", the default launch " << step14::bits_text(single) << "; ";
+    why << "this launch gave " << step14::bits_text(got[1]) << ", the default launch " << step14::bits_text(single)
+        << "; ";
   if (c.ranks > 0) {
     const float shards = sum_in_shards(x, c, chosen, stream.get());
     if (bits_of(shards) != bits_of(single))
-      why << c.ranks << " shards gave " << step14::bits_text(shards) << ", the single launch " << step14::bits_text(single) << "; ";
+      why << c.ranks << " shards gave " << step14::bits_text(shards) << ", the single launch "
+          << step14::bits_text(single) << "; ";
   }
   if (std::isnan(model) ? !std::isnan(single) : bits_of(model) != bits_of(single))
-    why << "the single launch gave " << step14::bits_text(single) << ", the order's model " << step14::bits_text(model) << "; ";
+    why << "the single launch gave " << step14::bits_text(single) << ", the order's model " << step14::bits_text(model)
+        << "; ";
   // Small integers: sum |x| at most 2^24 bounds every partial sum, so every order's sum is exact.
   if (c.pattern == Pattern::integers && !c.mirrored && 4 * n <= (1 << 24)) {
     const float exact = reduce::exact_sum(x.data(), n).to_float();
@@ -205,10 +236,15 @@ TEST(ReproducibleProperty, AnyLaunchGivesTheDefaultLaunchsAndTheModelsBits) {
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   std::vector<std::int64_t> worth(kBlocks.size());
   for (std::size_t k = 0; k < kBlocks.size(); ++k)  // 2^50 elements: enough tiles to fill any GPU
-    ASSERT_EQ(step14::default_grid(std::int64_t{1} << 50, reduce::LaunchConfig{kBlocks[k], 0, sms}, &worth[k]), cudaSuccess);
+    ASSERT_EQ(step14::default_grid(std::int64_t{1} << 50, reduce::LaunchConfig{kBlocks[k], 0, sms}, &worth[k]),
+              cudaSuccess);
   prop::check<Case>(
-      "14_reproducible", 240, [&](prop::Rng& rng) { return generate(rng, worth); },
-      [&](const Case& c) { return reduce_test::verify_on_gpu([&] { return verify(c, sms); }); }, smaller, describe);
+      "14_reproducible",
+      240,
+      [&](prop::Rng& rng) { return generate(rng, worth); },
+      [&](const Case& c) { return reduce_test::verify_on_gpu([&] { return verify(c, sms); }); },
+      smaller,
+      describe);
 }
 
 }  // namespace

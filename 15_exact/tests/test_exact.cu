@@ -33,7 +33,9 @@ std::uint32_t bits(float v) {
   std::memcpy(&b, &v, sizeof b);
   return b;
 }
-float want(const std::vector<float>& x) { return reduce::exact_sum(x.data(), static_cast<std::int64_t>(x.size())).to_float(); }
+float want(const std::vector<float>& x) {
+  return reduce::exact_sum(x.data(), static_cast<std::int64_t>(x.size())).to_float();
+}
 step15::Acc host_acc(const float* x, std::int64_t n) {
   step15::Acc a{};
   for (std::int64_t i = 0; i < n; ++i) step15::add(a, x[i]);
@@ -54,7 +56,8 @@ reduce::LaunchConfig config(int block = 512, std::int64_t grid = 0) {
 
 // x on the device `misalign` floats past a 16-byte boundary, with zeroed scratch, and the results.
 struct OnDevice {
-  OnDevice(const std::vector<float>& x, int misalign = 0) : n(static_cast<std::int64_t>(x.size())), buf(x.size() + 4), scratch(256), out(1), acc(1) {
+  OnDevice(const std::vector<float>& x, int misalign = 0)
+      : n(static_cast<std::int64_t>(x.size())), buf(x.size() + 4), scratch(256), out(1), acc(1) {
     in = buf.get() + misalign;
     EXPECT_EQ(cudaMemcpy(in, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
     EXPECT_EQ(cudaMemset(scratch.get(), 0, scratch.bytes()), cudaSuccess);
@@ -67,7 +70,8 @@ struct OnDevice {
     return r;
   }
   step15::Acc accumulate(const reduce::LaunchConfig& cfg, std::int64_t first = 0, std::int64_t count = -1) {
-    EXPECT_EQ(step15::accumulate(in + first, count < 0 ? n : count, acc.get(), reduce::view(scratch), cfg, nullptr), cudaSuccess);
+    EXPECT_EQ(step15::accumulate(in + first, count < 0 ? n : count, acc.get(), reduce::view(scratch), cfg, nullptr),
+              cudaSuccess);
     step15::Acc a;
     EXPECT_EQ(cudaMemcpy(&a, acc.get(), sizeof a, cudaMemcpyDeviceToHost), cudaSuccess);
     return a;
@@ -87,10 +91,17 @@ struct OnDevice {
 
 // The input classes. Each is a function of (n, seed) whose first k values do not depend on n.
 enum class Kind { uniform, mixed, whole_range, cancelling, subnormal, band_edges, ones_and_halves, specials };
-const Kind kKinds[] = {Kind::uniform, Kind::mixed, Kind::whole_range, Kind::cancelling, Kind::subnormal,
-                       Kind::band_edges, Kind::ones_and_halves, Kind::specials};
+const Kind kKinds[] = {Kind::uniform,
+                       Kind::mixed,
+                       Kind::whole_range,
+                       Kind::cancelling,
+                       Kind::subnormal,
+                       Kind::band_edges,
+                       Kind::ones_and_halves,
+                       Kind::specials};
 const char* name_of(Kind k) {
-  const char* names[] = {"uniform", "mixed", "whole_range", "cancelling", "subnormal", "band_edges", "ones_and_halves", "specials"};
+  const char* names[] = {
+      "uniform", "mixed", "whole_range", "cancelling", "subnormal", "band_edges", "ones_and_halves", "specials"};
   return names[static_cast<int>(k)];
 }
 float random_float(std::mt19937_64& g, int lo_exp, int hi_exp) {
@@ -104,14 +115,28 @@ std::vector<float> make(Kind k, std::int64_t n, std::uint64_t seed = 1) {
   for (std::int64_t i = 0; i < n; ++i) {
     float& v = x[static_cast<std::size_t>(i)];
     switch (k) {
-      case Kind::uniform: v = static_cast<float>(g() & 0xffffff) * 0x1p-24f; break;
-      case Kind::mixed: v = static_cast<float>(static_cast<std::int64_t>(g() & 0x1ffffff) - 0x1000000) * 0x1p-24f; break;
-      case Kind::whole_range: v = random_float(g, -149, 104); break;
-      case Kind::cancelling: v = i % 2 ? -x[static_cast<std::size_t>(i - 1)] : random_float(g, -60, 100); break;
-      case Kind::subnormal: v = random_float(g, -149, -140); break;
+      case Kind::uniform:
+        v = static_cast<float>(g() & 0xffffff) * 0x1p-24f;
+        break;
+      case Kind::mixed:
+        v = static_cast<float>(static_cast<std::int64_t>(g() & 0x1ffffff) - 0x1000000) * 0x1p-24f;
+        break;
+      case Kind::whole_range:
+        v = random_float(g, -149, 104);
+        break;
+      case Kind::cancelling:
+        v = i % 2 ? -x[static_cast<std::size_t>(i - 1)] : random_float(g, -60, 100);
+        break;
+      case Kind::subnormal:
+        v = random_float(g, -149, -140);
+        break;
       // Mostly one exponent, and now and then one 17 to 20 binades below: just inside or outside a band.
-      case Kind::band_edges: v = g() % 64 ? random_float(g, 0, 0) : random_float(g, -20, -17); break;
-      case Kind::ones_and_halves: v = i % 2 ? 0x1p-24f : 1.0f; break;
+      case Kind::band_edges:
+        v = g() % 64 ? random_float(g, 0, 0) : random_float(g, -20, -17);
+        break;
+      case Kind::ones_and_halves:
+        v = i % 2 ? 0x1p-24f : 1.0f;
+        break;
       case Kind::specials: {
         const float s[] = {kMax, -kMax, 1e38f, -1e38f, kTiny, 1.0f, -0.0f, 0x1p-24f};
         v = s[g() % 8];
@@ -124,7 +149,8 @@ std::vector<float> make(Kind k, std::int64_t n, std::uint64_t seed = 1) {
 }
 
 std::vector<std::int64_t> sizes() {
-  return {0, 1, 2, 3, 4, 5, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4093, 8191, 8193, 65521, 65535, 65537, 1000003, (1 << 22) + 3};
+  return {0,    1,    2,    3,    4,    5,    31,    32,    33,    255,     256,          257,
+          1023, 1024, 1025, 4093, 8191, 8193, 65521, 65535, 65537, 1000003, (1 << 22) + 3};
 }
 
 TEST(Exact, EveryClassEverySizeEveryMisalignment) {
@@ -159,21 +185,26 @@ TEST(Exact, CancellationTiesRangeAndSpecialValues) {
     return x;
   };
   const std::vector<std::vector<float>> cases = {
-      with({{0, 1e38f}, {n / 2, 1.0f}, {n - 1, -1e38f}}),                    // far apart: different blocks
-      with({{1, kMax}, {n - 2, kMax}}),                                        // beyond the range: +inf
-      with({{1, kMax}, {7, kMax}, {n - 2, -kMax}}),                            // back in range
-      with({{0, kMax}, {n - 1, 0x1p103f}}),                                    // a tie at the top: +inf
-      with({{3, -kMax}, {n - 3, -0x1p102f}}),                                  // just below it: -kMax
-      with({{0, 1.0f}, {n - 1, 0x1p-24f}}),                                    // a tie: even, 1
-      with({{0, 1.0f}, {n / 3, 0x1p-24f}, {n - 1, kTiny}}),                    // broken by 2^-149
-      with({{5, kNan}}), with({{0, kInf}, {n - 1, -kInf}}), with({{n - 1, kInf}, {3, kMax}}),
-      with({{n - 1, -kInf}, {0, 1.0f}}), with({{2, kTiny}, {n - 4, kTiny}}), with({{0, -0.0f}, {n - 1, -0.0f}}),
+      with({{0, 1e38f}, {n / 2, 1.0f}, {n - 1, -1e38f}}),    // far apart: different blocks
+      with({{1, kMax}, {n - 2, kMax}}),                      // beyond the range: +inf
+      with({{1, kMax}, {7, kMax}, {n - 2, -kMax}}),          // back in range
+      with({{0, kMax}, {n - 1, 0x1p103f}}),                  // a tie at the top: +inf
+      with({{3, -kMax}, {n - 3, -0x1p102f}}),                // just below it: -kMax
+      with({{0, 1.0f}, {n - 1, 0x1p-24f}}),                  // a tie: even, 1
+      with({{0, 1.0f}, {n / 3, 0x1p-24f}, {n - 1, kTiny}}),  // broken by 2^-149
+      with({{5, kNan}}),
+      with({{0, kInf}, {n - 1, -kInf}}),
+      with({{n - 1, kInf}, {3, kMax}}),
+      with({{n - 1, -kInf}, {0, 1.0f}}),
+      with({{2, kTiny}, {n - 4, kTiny}}),
+      with({{0, -0.0f}, {n - 1, -0.0f}}),
   };
   for (std::size_t c = 0; c < cases.size(); ++c)
     for (int mis : {0, 3}) {
       OnDevice run(cases[c], mis);
       for (std::int64_t grid : {std::int64_t{0}, std::int64_t{1}, std::int64_t{1000}})
-        EXPECT_EQ(bits(run.sum(config(256, grid))), bits(want(cases[c]))) << "case " << c << " misalign " << mis << " grid " << grid;
+        EXPECT_EQ(bits(run.sum(config(256, grid))), bits(want(cases[c])))
+            << "case " << c << " misalign " << mis << " grid " << grid;
     }
   // A tie made of 2^20 pieces spread over the whole array: 1 + 2^20 * 2^-44 = 1 + 2^-24.
   std::vector<float> x(1 << 21, 0.0f);
@@ -194,8 +225,13 @@ TEST(Exact, EveryBlockAndGridGivesTheSameBits) {
     const float w = want(x);
     OnDevice run(x, 1);
     for (int block : {32, 64, 128, 256, 512, 1024})
-      for (std::int64_t grid : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}, std::int64_t{7}, std::int64_t{sms},
-                                std::int64_t{4} * sms, std::int64_t{1} << 20})
+      for (std::int64_t grid : {std::int64_t{0},
+                                std::int64_t{1},
+                                std::int64_t{2},
+                                std::int64_t{7},
+                                std::int64_t{sms},
+                                std::int64_t{4} * sms,
+                                std::int64_t{1} << 20})
         EXPECT_EQ(bits(run.sum(config(block, grid))), bits(w)) << name_of(k) << " block " << block << " grid " << grid;
     EXPECT_TRUE(run.scratch_zero());
   }
@@ -243,7 +279,8 @@ TEST(Contract, InputUnchangedOneScratchForEverySizeEmptyIsPlusZero) {
   SKIP_WITHOUT_GPU();
   const std::vector<float> x = make(Kind::whole_range, 65537, 13);
   OnDevice run(x, 0);
-  for (std::int64_t n : {std::int64_t{65537}, std::int64_t{0}, std::int64_t{3}, std::int64_t{40000}, std::int64_t{65537}}) {
+  for (std::int64_t n :
+       {std::int64_t{65537}, std::int64_t{0}, std::int64_t{3}, std::int64_t{40000}, std::int64_t{65537}}) {
     run.n = n;
     const float r = run.sum(config());
     EXPECT_EQ(bits(r), bits(want(std::vector<float>(x.begin(), x.begin() + n)))) << "n=" << n;
@@ -269,8 +306,10 @@ std::vector<float> values_of(const Case& c) {
   const int lo = static_cast<int>(g() % 254) - 149, width = 1 + static_cast<int>(g() % 60);  // a band of exponents
   for (float& v : x) {
     const unsigned r = g() % 1000;
-    v = r < 990 ? random_float(g, lo, std::min(lo + width, 104)) : r < 998 ? random_float(g, -149, 104)
-      : r == 998 ? (g() & 1 ? kInf : -kInf) : kNan;
+    v = r < 990    ? random_float(g, lo, std::min(lo + width, 104))
+        : r < 998  ? random_float(g, -149, 104)
+        : r == 998 ? (g() & 1 ? kInf : -kInf)
+                   : kNan;
     if (r >= 998 && g() % 8) v = 0.0f;  // specials rarely
   }
   return x;
@@ -296,8 +335,10 @@ std::string exact_bits_failure(const std::vector<float>& x, const Case& c) {
 }
 std::vector<Case> smaller_cases(const Case& c) {
   std::vector<Case> s;
-  for (Case d : {Case{c.n / 2, c.seed, c.block, c.misalign, c.grid}, Case{c.n - 1, c.seed, c.block, c.misalign, c.grid},
-                 Case{c.n, c.seed, 512, c.misalign, c.grid}, Case{c.n, c.seed, c.block, 0, c.grid},
+  for (Case d : {Case{c.n / 2, c.seed, c.block, c.misalign, c.grid},
+                 Case{c.n - 1, c.seed, c.block, c.misalign, c.grid},
+                 Case{c.n, c.seed, 512, c.misalign, c.grid},
+                 Case{c.n, c.seed, c.block, 0, c.grid},
                  Case{c.n, c.seed, c.block, c.misalign, 0}})
     if (d.n >= 0 && (d.n != c.n || d.block != c.block || d.misalign != c.misalign || d.grid != c.grid)) s.push_back(d);
   return s;
@@ -311,8 +352,12 @@ TEST(Property, RandomInputsAndLaunchesGiveTheExactSum) {
   SKIP_WITHOUT_GPU();
   const int sms = sm_count();
   prop::check<Case>(
-      "exact_sum", 200, [&](prop::Rng& rng) { return random_case(rng, sms); },
-      [](const Case& c) { return exact_bits_failure(values_of(c), c); }, smaller_cases, describe);
+      "exact_sum",
+      200,
+      [&](prop::Rng& rng) { return random_case(rng, sms); },
+      [](const Case& c) { return exact_bits_failure(values_of(c), c); },
+      smaller_cases,
+      describe);
 }
 
 // Property, per distribution of many scales (the suite's patterns, common/input.hpp): the same random
@@ -324,25 +369,30 @@ TEST_P(Distribution, RandomLaunchesGiveTheExactSum) {
   const reduce::Pattern pattern = GetParam();
   const int sms = sm_count();
   prop::check<Case>(
-      std::string("exact_") + reduce::to_string(pattern), 200, [&](prop::Rng& rng) { return random_case(rng, sms); },
+      std::string("exact_") + reduce::to_string(pattern),
+      200,
+      [&](prop::Rng& rng) { return random_case(rng, sms); },
       [&](const Case& c) {
         std::vector<float> x(static_cast<std::size_t>(c.n));
         reduce::fill_input(x.data(), c.n, pattern, c.seed);
         return exact_bits_failure(x, c);
       },
-      smaller_cases, [&](const Case& c) { return std::string("pattern=") + reduce::to_string(pattern) + " " + describe(c); });
+      smaller_cases,
+      [&](const Case& c) { return std::string("pattern=") + reduce::to_string(pattern) + " " + describe(c); });
 }
 INSTANTIATE_TEST_SUITE_P(Patterns, Distribution,
                          ::testing::Values(reduce::Pattern::uniform, reduce::Pattern::mixed, reduce::Pattern::normal,
-                                           reduce::Pattern::lognormal, reduce::Pattern::logu40, reduce::Pattern::logu120,
-                                           reduce::Pattern::wide, reduce::Pattern::outliers, reduce::Pattern::products),
+                                           reduce::Pattern::lognormal, reduce::Pattern::logu40,
+                                           reduce::Pattern::logu120, reduce::Pattern::wide, reduce::Pattern::outliers,
+                                           reduce::Pattern::products),
                          [](const auto& info) { return std::string(reduce::to_string(info.param)); });
 
 // n > 2^32 (64-bit indexing all the way), one float past a 16-byte boundary, filled on the device with a
 // period-7 pattern: the Acc must be the exact one, word for word (a dropped float would show).
 __global__ void fill_period7(float* x, std::int64_t n) {
   const float v[7] = {1.0f, -0.75f, 0x1p-30f, 3e10f, -3e10f, 0x1p-140f, 2.5f};
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n; i += std::int64_t{gridDim.x} * blockDim.x)
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x)
     x[i] = v[i % 7];
 }
 TEST(HugeInput, MoreThan2To32ElementsExactAcc) {

@@ -49,8 +49,8 @@ TEST(AccRounding, TiesGoToEven) {
   EXPECT_EQ(sum_of({1.0f + 0x1p-23f, 0x1p-24f}), 1.0f + 0x1p-22f);
   EXPECT_EQ(sum_of({1.0f, 0x1p-24f, kTiny}), 1.0f + 0x1p-23f);  // a sticky bit far below breaks the tie
   EXPECT_EQ(sum_of({-1.0f, -0x1p-24f}), -1.0f);
-  EXPECT_EQ(sum_of({0x1p23f, 0.5f}), 0x1p23f);                   // 2^23 + 1/2: tie, even below
-  EXPECT_EQ(sum_of({0x1p23f + 1.0f, 0.5f}), 0x1p23f + 2.0f);     // odd below: up, across a digit
+  EXPECT_EQ(sum_of({0x1p23f, 0.5f}), 0x1p23f);                // 2^23 + 1/2: tie, even below
+  EXPECT_EQ(sum_of({0x1p23f + 1.0f, 0.5f}), 0x1p23f + 2.0f);  // odd below: up, across a digit
 }
 
 TEST(AccRounding, SubnormalResultsAreExact) {
@@ -107,8 +107,10 @@ TEST(AccRounding, AgreesWithExactSumOverTheWholeRange) {
     std::mt19937 gen(seed);
     std::vector<float> x = whole_range(gen, 1 + static_cast<int>(gen() % 300));
     // Mostly cancel: the low bits then decide, and subnormal and tie results turn up.
-    if (seed % 2) for (std::size_t i = 0, m = x.size(); i + 1 < m; i += 2) x[i + 1] = -x[i] * (gen() % 3 ? 1.0f : 0.5f);
-    EXPECT_EQ(bits(sum_of(x)), bits(reduce::exact_sum(x.data(), static_cast<std::int64_t>(x.size())).to_float())) << "seed " << seed;
+    if (seed % 2)
+      for (std::size_t i = 0, m = x.size(); i + 1 < m; i += 2) x[i + 1] = -x[i] * (gen() % 3 ? 1.0f : 0.5f);
+    EXPECT_EQ(bits(sum_of(x)), bits(reduce::exact_sum(x.data(), static_cast<std::int64_t>(x.size())).to_float()))
+        << "seed " << seed;
   }
 }
 
@@ -120,7 +122,8 @@ TEST(AccRounding, RandomTiesAtEveryScale) {
     const int e = std::uniform_int_distribution<int>(-148, 104)(gen);
     const float m = static_cast<float>((1 << 23) | (gen() & 0x7fffff)), sign = gen() & 1 ? -1.0f : 1.0f;
     const float base = sign * std::ldexp(m, e), half = sign * std::ldexp(1.0f, e - 1);
-    for (const std::vector<float>& x : {std::vector<float>{base, half}, std::vector<float>{half, base, sign * kTiny},
+    for (const std::vector<float>& x : {std::vector<float>{base, half},
+                                        std::vector<float>{half, base, sign * kTiny},
                                         std::vector<float>{base, half, -sign * kTiny}}) {
       if (std::isinf(base)) continue;
       EXPECT_EQ(bits(sum_of(x)), bits(reduce::exact_sum(x.data(), static_cast<std::int64_t>(x.size())).to_float()))
