@@ -177,13 +177,26 @@ ReproducibleFields ReproducibleTeam::fields() const {
 
 void ReproducibleTeam::prepare(int runs) {
   runs_ = runs;
-  shape_ = reduce::LaunchShape{};
   for (auto& m : members_) {
     m->use();
     m->totals = reduce::DeviceBuffer<float>(std::max(runs, 1));
     CUDA_CHECK(cudaMemset(m->totals.get(), 0xFF, m->totals.bytes()));  // NaN: a total never written fails
     CUDA_CHECK(cudaDeviceSynchronize());
   }
+  // Rank 0's launch, read from a capture of one call (never run; no NCCL call is captured), then the
+  // launches every run adds: the combination or the rounding, and with virtual ranks the limbs' sum.
+  const Member& first = *members_.front();
+  first.use();
+  shape_ = reduce::launch_shape(first.stream.get(), [&](cudaStream_t s) { return launch_shard(first, s); });
+  shape_.launches += 1 + (sum_ == Sum::exact && virtual_ ? 1 : 0);
+  if (shape_.launches == 1) shape_.block = first.cfg.block;  // rank 0 had no tiles
+}
+
+cudaError_t ReproducibleTeam::launch_shard(const Member& m, cudaStream_t s) const {
+  if (sum_ == Sum::order)
+    return step14::sum_shard_tiles(m.shard.get(), n_, m.tiles.first, m.tiles.count,
+                                   m.partials.get() + m.rank * m.tiles.per, m.cfg, s);
+  return step15::accumulate(m.shard.get(), m.count, m.accs.get() + m.rank, reduce::view(m.scratch), m.cfg, s);
 }
 
 void ReproducibleTeam::enqueue_collective() {
@@ -221,19 +234,11 @@ void ReproducibleTeam::enqueue_collective() {
 }
 
 void ReproducibleTeam::enqueue(int run) {
-  const std::int64_t per = members_.front()->tiles.per;
   const bool order = sum_ == Sum::order;
   // 1. Each rank's shard into its own slot: its tile sums, or its accumulator.
   for (auto& m : members_) {
     m->use();
-    reduce::LaunchConfig cfg = m->cfg;
-    if (run == 0 && m->rank == 0) cfg.shape = &shape_;
-    if (order)
-      CUDA_CHECK(step14::sum_shard_tiles(m->shard.get(), n_, m->tiles.first, m->tiles.count,
-                                         m->partials.get() + m->rank * per, cfg, m->stream.get()));
-    else
-      CUDA_CHECK(step15::accumulate(m->shard.get(), m->count, m->accs.get() + m->rank, reduce::view(m->scratch), cfg,
-                                    m->stream.get()));
+    CUDA_CHECK(launch_shard(*m, m->stream.get()));
     CUDA_CHECK(cudaEventRecord(m->done.get(), m->stream.get()));
   }
   // 2. Every rank's slot to every rank: in rank (so tile) order, or summed as integers.
@@ -243,10 +248,6 @@ void ReproducibleTeam::enqueue(int run) {
     m->use();
     if (order) CUDA_CHECK(step14::combine_tile_sums(m->partials.get(), n_, m->totals.get() + run, m->stream.get()));
     else CUDA_CHECK(step15::round_to_float(m->total.get(), m->totals.get() + run, m->stream.get()));
-  }
-  if (run == 0) {
-    shape_.launches += 1 + (!order && virtual_ ? 1 : 0);  // the combination or the rounding, the limbs' sum
-    if (shape_.launches == 1) shape_.block = members_.front()->cfg.block;  // rank 0 had no tiles
   }
 }
 

@@ -80,7 +80,9 @@ class ReproducibleTeam {
   Totals totals() const;          // the prepared runs' totals, rank 0's (agree: every rank's the same)
   // prepare, then warmup + iters sums (the iters timed through rounds.cuh), for the tests.
   ReproducibleResult run(int warmup, int iters);
-  const reduce::LaunchShape& shape() const { return shape_; }  // rank 0's launches in run 0 (copies not counted)
+  // Rank 0's launch (prepare reads it from a capture of one call) and the run's kernels after the
+  // exchange (copies not counted).
+  const reduce::LaunchShape& shape() const { return shape_; }
   std::int64_t tiles() const;           // Sum::order: the order's tiles of n
   std::int64_t tiles_per_rank() const;  // Sum::order: the most tiles a rank sums
   int limbs() const;                    // Sum::exact: the accumulator's int64 limbs
@@ -96,6 +98,8 @@ class ReproducibleTeam {
 
  private:
   ReproducibleTeam() = default;
+  // Rank m's shard into its own slot (its tile sums, or its accumulator), on `s`.
+  cudaError_t launch_shard(const Member& m, cudaStream_t s) const;
   Sum sum_ = Sum::order;
   bool virtual_ = false;
   std::int64_t n_ = 0;

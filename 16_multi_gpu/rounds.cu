@@ -105,7 +105,6 @@ void run_rounds(const std::vector<Contender*>& contenders, int warmup, int iters
 Solo::Solo(const reduce::Step& step, RankGpu& gpu, int block) : step_(step), gpu_(gpu), cfg_(gpu.cfg) {
   cfg_.block = block;
   cfg_.grid = 0;  // the step's own choice, as its single launch makes it
-  cfg_.shape = nullptr;
 }
 
 void Solo::load(const float* in, std::int64_t n) {

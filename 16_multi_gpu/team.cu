@@ -118,16 +118,9 @@ struct Team::Member : RankGpu {
     CUDA_CHECK(cudaMemset(partials.get(), 0, partials.bytes()));
     CUDA_CHECK(cudaDeviceSynchronize());
   }
-  // Step 10 on `count` floats at `in` into *out, on this GPU's stream; its launch shape into *shape
-  // when given.
-  cudaError_t launch(const float* in, std::int64_t count, float* out, reduce::LaunchShape* shape = nullptr) const {
-    reduce::LaunchConfig c = cfg;
-    c.shape = shape;
-    return kShardStep.launch(in, count, out, reduce::Scratch{scratch.get(), scratch.bytes()}, c, stream.get());
-  }
-  void reduce_shard(const float* in, std::int64_t count, float* out, reduce::LaunchShape* shape = nullptr) const {
-    CUDA_CHECK(launch(in, count, out, shape));
-    CUDA_CHECK(cudaGetLastError());
+  // Step 10 on its shard into its slot of the partials, on `s` (this GPU's stream, or a capture of it).
+  cudaError_t launch(cudaStream_t s) const {
+    return kShardStep.launch(shard.get(), count, partials.get() + rank, reduce::view(scratch), cfg, s);
   }
 
   reduce::DeviceBuffer<float> partials;  // slot r: rank r's partial sum (after the all-gather: all of them)
@@ -136,7 +129,6 @@ struct Team::Member : RankGpu {
   std::int64_t begin = 0, count = 0;
   reduce::DeviceBuffer<float> whole;     // the whole array, for a step alone when there are several ranks
   reduce::DeviceBuffer<float> results;   // one total per run (prepare)
-  reduce::LaunchShape shape;             // step 10's launch on the shard, from the last run 0
 };
 
 Team::Team(int ranks, int block) : ranks_(ranks), block_(block) {}
@@ -167,10 +159,10 @@ Team Team::one_rank(int device, int ranks, int rank, const ncclUniqueId& id, int
 }
 
 const reduce::DeviceInfo& Team::first_device() const { return members_.front()->device; }
-const reduce::LaunchShape& Team::shard_shape() const { return members_.front()->shape; }
+const reduce::LaunchShape& Team::shard_shape() const { return shard_shape_; }
 
 reduce::LaunchShape Team::run_shape() const {
-  reduce::LaunchShape shape = shard_shape();
+  reduce::LaunchShape shape = shard_shape_;
   if (shape.launches == 0) shape.block = block_;
   shape.grid *= ranks_;
   shape.launches += 1;
@@ -223,8 +215,11 @@ void Team::prepare(int runs) {
     m->use();
     m->results = reduce::DeviceBuffer<float>(std::max(runs, 1));
     CUDA_CHECK(cudaMemset(m->results.get(), 0xFF, m->results.bytes()));  // NaN: a total never written fails
-    m->shape = reduce::LaunchShape{};
   }
+  // Step 10's launch on the first local shard, read from a capture of one call (never run), before any run.
+  const Member& first = *members_.front();
+  first.use();
+  shard_shape_ = reduce::launch_shape(first.stream.get(), [&](cudaStream_t s) { return first.launch(s); });
   for (auto& m : members_) {
     m->use();
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -241,7 +236,8 @@ void Team::enqueue_collective() {
 void Team::enqueue(int run) {
   for (auto& m : members_) {
     m->use();
-    m->reduce_shard(m->shard.get(), m->count, m->partials.get() + m->rank, run == 0 ? &m->shape : nullptr);
+    CUDA_CHECK(m->launch(m->stream.get()));
+    CUDA_CHECK(cudaGetLastError());
   }
   enqueue_collective();
   for (auto& m : members_) {

@@ -59,7 +59,6 @@ struct LaunchConfig {
   // Blocks of the main kernel when > 0, instead of the step's own choice (--grid): lets a test or a
   // user imitate a GPU with another SM count. Steps whose grid is fixed by their algorithm ignore it.
   std::int64_t grid = 0;
-  LaunchShape* shape = nullptr;  // no launcher writes it (16_multi_gpu still sets it; it goes with that)
 };
 
 // Calls f(std::integral_constant<unsigned, B>{}) with B = block, for every block size the options
