@@ -28,6 +28,7 @@ using step16::world;
 
 constexpr const char* kStep = "16_multi_gpu";  // the record's step: both programs are this one step
 constexpr const char* kLesson = "one array over several GPUs: step 10 on each shard, NCCL joins the partial sums";
+step16::Plan parsed;  // 16's own options, as the parser sets them (option_spec binds them)
 
 // How the record's runs were timed, and its collective and step alone, from the same rounds.
 step16::Timing timing_of(const step16::Lineup& line) {
@@ -100,7 +101,7 @@ void measure_size(step16::Lineup& line, const reduce::Options& opt, const step16
 }
 
 void measure(const reduce::Options& opt, const reduce::DeviceInfo&, reduce::Emitter& emit) {
-  step16::Plan plan = step16::plan_of(opt);
+  step16::Plan plan = parsed;
   if (plan.virtual_ranks) plan.gpus = 1;  // the ordinary mode beside N virtual ranks: GPU 0 alone
   const int gpus = step16::team_size(plan);
   const std::vector<std::int64_t> ns = step16::sizes(plan, opt.n, plan.virtual_ranks ? plan.virtual_ranks : gpus);
@@ -137,8 +138,8 @@ int main(int argc, char** argv) {
 #endif
   reduce::Bench b{kStep, kLesson};
   b.program = world.name.c_str();
-  b.spec = step16::option_spec(step16::kMpi, step16::shard_step_default_block());
-  b.check = [](const reduce::Options& opt) { step16::check_options(opt, step16::kMpi, world.size); };
+  b.spec = step16::option_spec(step16::kMpi, step16::shard_step_default_block(), parsed);
+  b.check = [](const reduce::Options& opt) { step16::check_options(opt, parsed, step16::kMpi, world.size); };
   b.measure = measure;
   b.opens_own_devices = true;  // the team opens GPUs 0 .. N-1 (under MPI, the rank's own)
   const int code = world.agree(reduce::run_bench(b, argc, argv));

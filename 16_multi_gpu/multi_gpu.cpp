@@ -32,37 +32,34 @@ Shard shard_of(std::int64_t n, int ranks, int rank) {
   return Shard{begin, end - begin};
 }
 
-reduce::OptionSpec option_spec(bool mpi, int default_block) {
+reduce::OptionSpec option_spec(bool mpi, int default_block, Plan& plan) {
   reduce::OptionSpec spec;
   spec.summary = mpi ? "Sums n floats spread over N GPUs, one process per GPU under mpirun -np N"
                      : "Sums n floats spread over N GPUs, all driven by this one process";
   spec.default_n = kDefaultN;
   spec.block = reduce::BlockRule::any(default_block);
   spec.refused = {{"--device", mpi ? "rank r uses the r-th GPU of its machine" : "the step uses GPUs 0 .. N-1 (--gpus N)"}};
-  reduce::ExtraOption gpus{"--gpus", {}, mpi ? "GPUs, one per rank: must equal mpirun's -np when given"
-                                             : "GPUs 0 .. N-1 (every visible GPU when absent)", "N"};
-  gpus.check = reduce::integer_in(1, kMaxGpus);
-  reduce::ExtraOption per_gpu{"--per-gpu", {}, "--n (or each size of --sweep) counts floats per GPU (weak scaling)"};
-  per_gpu.flag = true;
+  const std::string by_rank = mpi ? "GPUs, one per rank: must equal mpirun's -np when given"
+                                  : "GPUs 0 .. N-1 (every visible GPU when absent)";
   reduce::ExtraOption sweep{"--sweep", {}, "n = 2^A ... 2^B in this one process, one record each (instead of --n)",
                             "A:B"};
   sweep.check = [](const std::string& v) -> std::string {
     int a = 0, b = 0;
     return parse_sweep(v, &a, &b) ? "" : "A:B with 0 <= A <= B <= 36";
   };
-  reduce::ExtraOption single{"--single-gpu", {}, "also time step 10 alone on the first GPU over the whole array\n"
-                                                  "                   (the speedup's baseline; always when N = 1)"};
-  single.flag = true;
-  reduce::ExtraOption reproducible{"--reproducible", {}, "14_reproducible's order over the ranks instead of step 10 per GPU: the same\n"
-                                                         "                   bits for any number of ranks (the ordinary mode's time is measured beside it)"};
-  reproducible.flag = true;
-  reduce::ExtraOption exact{"--exact", {}, "15_exact's accumulator per rank, the ranks' limbs summed by an int64\n"
-                                           "                   all-reduce: the correctly rounded sum for any number of ranks"};
-  exact.flag = true;
-  reduce::ExtraOption virtual_ranks{"--virtual-ranks", {}, "with --reproducible or --exact: N ranks on GPU 0, joined by device copies",
-                                    "N"};
-  virtual_ranks.check = reduce::integer_in(1, kMaxGpus);
-  spec.extra = {gpus, per_gpu, sweep, single, reproducible, exact, virtual_ranks};
+  sweep.set = [&plan](const std::string& v) { parse_sweep(v, &plan.sweep_from, &plan.sweep_to); };
+  spec.extra = {
+      reduce::integer_option("--gpus", plan.gpus, 1, kMaxGpus, by_rank),
+      reduce::flag_option("--per-gpu", plan.per_gpu, "--n (or each size of --sweep) counts floats per GPU (weak scaling)"),
+      sweep,
+      reduce::flag_option("--single-gpu", plan.single_gpu, "also time step 10 alone on the first GPU over the whole array\n"
+                                                           "                   (the speedup's baseline; always when N = 1)"),
+      reduce::flag_option("--reproducible", plan.reproducible, "14_reproducible's order over the ranks instead of step 10 per GPU: the same\n"
+                                                               "                   bits for any number of ranks (the ordinary mode's time is measured beside it)"),
+      reduce::flag_option("--exact", plan.exact, "15_exact's accumulator per rank, the ranks' limbs summed by an int64\n"
+                                                 "                   all-reduce: the correctly rounded sum for any number of ranks"),
+      reduce::integer_option("--virtual-ranks", plan.virtual_ranks, 1, kMaxGpus,
+                             "with --reproducible or --exact: N ranks on GPU 0, joined by device copies")};
   spec.notes =
       "Each GPU reduces its shard (about n / N floats) with step 10's kernel; NCCL all-gathers the N partial\n"
       "sums and every GPU adds them in rank order, so the total is bitwise the same on every GPU and run.\n"
@@ -87,9 +84,8 @@ reduce::OptionSpec option_spec(bool mpi, int default_block) {
   return spec;
 }
 
-void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks) {
+void check_options(const reduce::Options& opt, const Plan& plan, bool mpi, int mpi_ranks) {
   if (opt.has("--n") && opt.has("--sweep")) throw UsageError("options --n and --sweep exclude each other");
-  const Plan plan = plan_of(opt);
   const char* mode = plan.exact ? "--exact" : "--reproducible";
   if (plan.reproducible && plan.exact) throw UsageError("options --reproducible and --exact exclude each other");
   if (mpi && (plan.reproducible || plan.exact))
@@ -105,19 +101,6 @@ void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks) {
   // Where the number of GPUs is known before any is touched, --per-gpu's total is checked now too.
   if (const int known = mpi ? mpi_ranks : plan.virtual_ranks ? plan.virtual_ranks : plan.gpus; known > 0)
     sizes(plan, opt.n, known);
-}
-
-Plan plan_of(const reduce::Options& opt) {
-  Plan p;
-  const std::string& gpus = opt.extra.at("--gpus");
-  if (!gpus.empty()) p.gpus = std::stoi(gpus);  // the parser checked it (1 .. kMaxGpus)
-  p.per_gpu = !opt.extra.at("--per-gpu").empty();
-  p.single_gpu = !opt.extra.at("--single-gpu").empty();
-  p.reproducible = !opt.extra.at("--reproducible").empty();
-  p.exact = !opt.extra.at("--exact").empty();
-  if (const std::string& v = opt.extra.at("--virtual-ranks"); !v.empty()) p.virtual_ranks = std::stoi(v);
-  if (const std::string& s = opt.extra.at("--sweep"); !s.empty()) parse_sweep(s, &p.sweep_from, &p.sweep_to);
-  return p;
 }
 
 std::vector<std::int64_t> sizes(const Plan& plan, std::int64_t n, int gpus) {

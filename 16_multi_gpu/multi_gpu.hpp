@@ -27,28 +27,27 @@ constexpr int kMaxGpus = 1024;
 // enough that the collective, whose cost does not depend on n, is a small share of the time.
 constexpr std::int64_t kDefaultN = std::int64_t{1} << 30;
 
-// What 16 adds to the common command line (--gpus, --per-gpu, --sweep, --single-gpu, --reproducible,
-// --exact, --virtual-ranks), its --help text, and its --n default. mpi: the one-process-per-GPU build;
-// default_block: step 10's own.
-reduce::OptionSpec option_spec(bool mpi, int default_block);
-
-// What the parser cannot check: --n and --sweep exclude each other, under MPI --gpus must equal the
-// ranks, --reproducible and --exact exclude each other, and each, like --virtual-ranks, which needs one
-// of them, runs in one process without --single-gpu (and --virtual-ranks without --gpus). Throws
-// reduce::UsageError. (--device is refused by the parser: option_spec says why.)
-void check_options(const reduce::Options& opt, bool mpi, int mpi_ranks = 1);
-
-// 16's own options, read from reduce::Options::extra.
+// 16's own options, each a field the parser sets (option_spec binds them); as constructed, the defaults.
 struct Plan {
-  int gpus = 0;                        // --gpus: 0 means every visible GPU (under mpirun: the ranks)
+  std::int64_t gpus = 0;               // --gpus: 0 means every visible GPU (under mpirun: the ranks)
   bool per_gpu = false;                // --per-gpu: --n counts elements per GPU (weak scaling)
   int sweep_from = -1, sweep_to = -1;  // --sweep A:B: n = 2^A ... 2^B in one process
   bool single_gpu = false;             // --single-gpu: also time step 10 alone on one GPU
   bool reproducible = false;           // --reproducible: 14_reproducible's order over the ranks (ranks.cuh)
   bool exact = false;                  // --exact: 15_exact's accumulators all-reduced (ranks.cuh)
-  int virtual_ranks = 0;               // --virtual-ranks N: N ranks on GPU 0 (0: one rank per GPU)
+  std::int64_t virtual_ranks = 0;      // --virtual-ranks N: N ranks on GPU 0 (0: one rank per GPU)
 };
-Plan plan_of(const reduce::Options& opt);
+
+// What 16 adds to the common command line (--gpus, --per-gpu, --sweep, --single-gpu, --reproducible,
+// --exact, --virtual-ranks), bound to plan's fields, its --help text, and its --n default. mpi: the
+// one-process-per-GPU build; default_block: step 10's own. plan must outlive the parse.
+reduce::OptionSpec option_spec(bool mpi, int default_block, Plan& plan);
+
+// What the parser cannot check: --n and --sweep exclude each other, under MPI --gpus must equal the
+// ranks, --reproducible and --exact exclude each other, and each, like --virtual-ranks, which needs one
+// of them, runs in one process without --single-gpu (and --virtual-ranks without --gpus). Throws
+// reduce::UsageError. (--device is refused by the parser: option_spec says why.)
+void check_options(const reduce::Options& opt, const Plan& plan, bool mpi, int mpi_ranks = 1);
 
 // The total element counts this invocation runs, in order: one (n), or one per size of the sweep.
 // `gpus` is the resolved number of GPUs (--per-gpu multiplies by it). Throws reduce::UsageError past 2^36.

@@ -53,12 +53,17 @@ TEST(MultiGpuShards, FewerElementsThanRanksLeavesSomeShardsEmpty) {
   EXPECT_EQ(shard_of(5, 4, 3).count, 2);  // floor(r n / N): the last shard takes the extra element
 }
 
-// The command line as 16_multi_gpu reads it: the harness's parser with this step's spec, then the
-// step's own check (step 10's block, 512, as the default block).
-reduce::Options parse(const std::vector<std::string>& args, bool mpi = false, int ranks = 1) {
-  const reduce::Options o = reduce::parse_options(args, step16::option_spec(mpi, 512));
-  step16::check_options(o, mpi, ranks);
-  return o;
+// The command line as 16_multi_gpu reads it: the harness's parser with this step's spec, its options
+// bound to a plan, then the step's own check (step 10's block, 512, as the default block).
+struct Parsed {
+  reduce::Options opt;
+  step16::Plan plan;
+};
+Parsed parse(const std::vector<std::string>& args, bool mpi = false, int ranks = 1) {
+  Parsed p;
+  p.opt = reduce::parse_options(args, step16::option_spec(mpi, 512, p.plan));
+  step16::check_options(p.opt, p.plan, mpi, ranks);
+  return p;
 }
 
 std::string usage_error(const std::vector<std::string>& args, bool mpi = false, int ranks = 1) {
@@ -71,8 +76,7 @@ std::string usage_error(const std::vector<std::string>& args, bool mpi = false, 
 }
 
 TEST(MultiGpuOptions, Defaults) {
-  const reduce::Options o = parse({});
-  const step16::Plan p = step16::plan_of(o);
+  const auto [o, p] = parse({});
   EXPECT_EQ(p.gpus, 0);
   EXPECT_EQ(o.n, std::int64_t{1} << 30);
   EXPECT_EQ(o.block, 512);
@@ -82,9 +86,8 @@ TEST(MultiGpuOptions, Defaults) {
 }
 
 TEST(MultiGpuOptions, OwnAndCommonOptionsTogether) {
-  const reduce::Options o = parse({"--gpus", "4", "--n=2^20", "--per-gpu", "--single-gpu", "--pattern", "int",
+  const auto [o, p] = parse({"--gpus", "4", "--n=2^20", "--per-gpu", "--single-gpu", "--pattern", "int",
                                    "--format", "json", "--iters=7", "--block", "256"});
-  const step16::Plan p = step16::plan_of(o);
   EXPECT_EQ(p.gpus, 4);
   EXPECT_TRUE(p.per_gpu);
   EXPECT_TRUE(p.single_gpu);
@@ -96,16 +99,16 @@ TEST(MultiGpuOptions, OwnAndCommonOptionsTogether) {
 
 // The progression's options keep their meaning here: csv records, the CPU yardsticks' runs.
 TEST(MultiGpuOptions, CsvAndCpuRunsAreAccepted) {
-  EXPECT_EQ(parse({"--format", "csv"}).format, reduce::Format::csv);
-  EXPECT_EQ(parse({"--cpu-runs", "0"}).cpu_runs, 0);
-  EXPECT_EQ(parse({"--cpu-runs=2"}).cpu_runs, 2);
+  EXPECT_EQ(parse({"--format", "csv"}).opt.format, reduce::Format::csv);
+  EXPECT_EQ(parse({"--cpu-runs", "0"}).opt.cpu_runs, 0);
+  EXPECT_EQ(parse({"--cpu-runs=2"}).opt.cpu_runs, 2);
 }
 
 TEST(MultiGpuOptions, SweepGivesOneSizePerPower) {
-  const reduce::Options o = parse({"--sweep", "16:18"});
-  EXPECT_EQ(step16::sizes(step16::plan_of(o), o.n, 2), (std::vector<std::int64_t>{1 << 16, 1 << 17, 1 << 18}));
-  const reduce::Options w = parse({"--sweep=3:3", "--per-gpu"});
-  EXPECT_EQ(step16::sizes(step16::plan_of(w), w.n, 3), std::vector<std::int64_t>{24});
+  const Parsed o = parse({"--sweep", "16:18"});
+  EXPECT_EQ(step16::sizes(o.plan, o.opt.n, 2), (std::vector<std::int64_t>{1 << 16, 1 << 17, 1 << 18}));
+  const Parsed w = parse({"--sweep=3:3", "--per-gpu"});
+  EXPECT_EQ(step16::sizes(w.plan, w.opt.n, 3), std::vector<std::int64_t>{24});
 }
 
 TEST(MultiGpuOptions, ErrorsNameTheOption) {
@@ -144,15 +147,16 @@ TEST(MultiGpuOptions, UnderMpiGpusMustEqualTheRanks) {
 }
 
 TEST(MultiGpuOptions, PerGpuCountOverTheLimitIsRefused) {
-  const reduce::Options o = parse({"--n", "2^36", "--per-gpu"});
-  EXPECT_THROW(step16::sizes(step16::plan_of(o), o.n, 2), reduce::UsageError);
+  const Parsed o = parse({"--n", "2^36", "--per-gpu"});
+  EXPECT_THROW(step16::sizes(o.plan, o.opt.n, 2), reduce::UsageError);
   // Where --gpus says how many, before any GPU is touched.
   EXPECT_NE(usage_error({"--gpus", "2", "--n", "2^36", "--per-gpu"}).find("2^36"), std::string::npos);
 }
 
 // --help: the harness's sections, this step's title, defaults and options; never a path from argv.
 TEST(MultiGpuOptions, HelpHasTheSectionsAndTheDefaults) {
-  const std::string h = reduce::usage("16_multi_gpu", "one array over several GPUs", step16::option_spec(false, 512));
+  step16::Plan plan;
+  const std::string h = reduce::usage("16_multi_gpu", "one array over several GPUs", step16::option_spec(false, 512, plan));
   for (const char* part : {"16_multi_gpu: one array over several GPUs\n", "usage: 16_multi_gpu [options]", "[2^30]",
                            "--gpus N", "--per-gpu", "--sweep A:B", "--single-gpu", "[512]", "--cpu-runs",
                            "--exact", "refused here: the step uses GPUs 0 .. N-1", "Exit codes"})
@@ -186,15 +190,15 @@ step16::TeamFields made_up_fields() {
 // The fields the scripts read, with the types of every step's record (cuda_runtime a string).
 // --reproducible and --virtual-ranks: read into the plan, the combinations that mean nothing refused.
 TEST(MultiGpuOptions, ReproducibleModeAndVirtualRanks) {
-  const step16::Plan plain = step16::plan_of(parse({}));
+  const step16::Plan plain = parse({}).plan;
   EXPECT_FALSE(plain.reproducible);
   EXPECT_EQ(plain.virtual_ranks, 0);
-  const step16::Plan p = step16::plan_of(parse({"--reproducible", "--virtual-ranks", "3"}));
+  const step16::Plan p = parse({"--reproducible", "--virtual-ranks", "3"}).plan;
   EXPECT_TRUE(p.reproducible);
   EXPECT_EQ(p.virtual_ranks, 3);
-  EXPECT_TRUE(step16::plan_of(parse({"--reproducible", "--gpus", "2"})).reproducible);
-  const reduce::Options w = parse({"--reproducible", "--virtual-ranks", "3", "--n", "10", "--per-gpu"});
-  EXPECT_EQ(step16::sizes(step16::plan_of(w), w.n, 3), std::vector<std::int64_t>{30});
+  EXPECT_TRUE(parse({"--reproducible", "--gpus", "2"}).plan.reproducible);
+  const Parsed w = parse({"--reproducible", "--virtual-ranks", "3", "--n", "10", "--per-gpu"});
+  EXPECT_EQ(step16::sizes(w.plan, w.opt.n, 3), std::vector<std::int64_t>{30});
 
   EXPECT_NE(usage_error({"--virtual-ranks", "2"}).find("needs --reproducible or --exact"), std::string::npos);
   EXPECT_NE(usage_error({"--reproducible", "--virtual-ranks", "2", "--gpus", "2"}).find("exclude"), std::string::npos);
@@ -210,12 +214,12 @@ TEST(MultiGpuOptions, ReproducibleModeAndVirtualRanks) {
 // --exact: its own flag, with --virtual-ranks or --gpus, and refused beside --reproducible, --single-gpu
 // and under MPI.
 TEST(MultiGpuOptions, ExactMode) {
-  EXPECT_FALSE(step16::plan_of(parse({})).exact);
-  const step16::Plan p = step16::plan_of(parse({"--exact", "--virtual-ranks", "5"}));
+  EXPECT_FALSE(parse({}).plan.exact);
+  const step16::Plan p = parse({"--exact", "--virtual-ranks", "5"}).plan;
   EXPECT_TRUE(p.exact);
   EXPECT_FALSE(p.reproducible);
   EXPECT_EQ(p.virtual_ranks, 5);
-  EXPECT_TRUE(step16::plan_of(parse({"--exact", "--gpus", "2"})).exact);
+  EXPECT_TRUE(parse({"--exact", "--gpus", "2"}).plan.exact);
   EXPECT_NE(usage_error({"--exact", "--reproducible"}).find("exclude each other"), std::string::npos);
   EXPECT_NE(usage_error({"--exact", "--single-gpu"}).find("--single-gpu: --exact"), std::string::npos);
   EXPECT_NE(usage_error({"--exact", "--virtual-ranks", "2", "--gpus", "2"}).find("exclude"), std::string::npos);
