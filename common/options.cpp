@@ -108,6 +108,8 @@ std::string count_text(std::int64_t n) {
   return std::to_string(n);
 }
 
+namespace {
+// integer_option's check: an integer in [lo, hi].
 std::function<std::string(const std::string&)> integer_in(long long lo, long long hi) {
   return [lo, hi](const std::string& v) -> std::string {
     const auto x = parse_int<long long>(v);
@@ -115,6 +117,7 @@ std::function<std::string(const std::string&)> integer_in(long long lo, long lon
     return "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
   };
 }
+}  // namespace
 
 ExtraOption integer_option(std::string name, std::int64_t& field, std::int64_t lo, std::int64_t hi, std::string help,
                            std::string metavar) {
@@ -148,7 +151,6 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
   Options opt;
   opt.n = spec.default_n;
   opt.block = spec.block.size;
-  for (const ExtraOption& e : spec.extra) opt.extra[e.name] = e.flag ? "" : e.values.empty() ? e.default_value : e.values.at(0);
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i];
     std::optional<std::string> value;
@@ -174,7 +176,6 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
     opt.given.push_back(name);
     if (extra != spec.extra.end() && extra->flag) {
       if (value) throw UsageError("option " + name + " takes no value");
-      opt.extra[name] = "1";
       if (extra->set) extra->set("1");
       continue;
     }
@@ -200,7 +201,6 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
       } else if (v.empty()) {
         throw bad("a value");
       }
-      opt.extra[name] = v;
       if (extra->set) extra->set(v);
     } else if (name == "--n") {
       const auto n = parse_count(v);

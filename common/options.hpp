@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -34,21 +33,21 @@ struct Options {
   int device = 0;
   int cpu_runs = 3;                        // timed runs of the single-thread CPU sum (0: skip it)
   bool help = false;
-  std::map<std::string, std::string> extra;  // a program's own options (OptionSpec::extra): name -> value
-  std::vector<std::string> given;            // the options on the command line, as named there ("--n")
-  bool has(const std::string& name) const;   // `name` was on the command line
+  std::vector<std::string> given;           // the options on the command line, as named there ("--n")
+  bool has(const std::string& name) const;  // `name` was on the command line
 };
 
-// An option that one program adds to the common ones. Three kinds:
+// An option that one program adds to the common ones, bound to a typed field of the program's (`set`
+// stores it there; the helpers below make one). Three kinds:
 //   a choice   `values` lists what it accepts, the first is the default (step 12's --type);
-//   a value    `values` is empty: any text `check` accepts, `default_value` when absent (--offsets FILE);
-//   a flag     `flag` is true: no value; reads "1" when given, "" when not (--single-gpu).
+//   a value    `values` is empty: any text `check` accepts, `default_value` shown when absent (--offsets FILE);
+//   a flag     `flag` is true: no value; `set` is called with "1" when given (--single-gpu).
 struct ExtraOption {
   std::string name;                 // "--type"
   std::vector<std::string> values;  // a choice's values; the first is the default
   std::string help;                 // its --help text, after the name (may hold "\n" for more lines)
   std::string metavar;              // a value's placeholder in --help: "FILE", "N", "A:B"
-  std::string default_value;        // a value's default ("" = none)
+  std::string default_value;        // a value's default, for --help ("" = none)
   bool flag = false;
   // A value's check: "" when the text is acceptable, else what was expected ("an integer from 1 to 8").
   std::function<std::string(const std::string&)> check;
@@ -58,8 +57,8 @@ struct ExtraOption {
 };
 
 // Options bound to a program's own typed fields, whose values before parsing are the defaults: the
-// parser checks the text and stores the value there (and in Options::extra, for programs that read
-// text). An integer in [lo, hi]; any non-empty text; a flag; one of `values` (the first the default).
+// parser checks the text and stores the value there. An integer in [lo, hi]; any non-empty text; a
+// flag; one of `values` (the first the default).
 ExtraOption integer_option(std::string name, std::int64_t& field, std::int64_t lo, std::int64_t hi, std::string help,
                            std::string metavar = "N");
 ExtraOption text_option(std::string name, std::string& field, std::string help, std::string metavar);
@@ -113,8 +112,5 @@ std::string usage(const char* program, BlockRule block = {});
 
 // "2^26" for powers of two, else the count: how --help shows a default n.
 std::string count_text(std::int64_t n);
-
-// A check for ExtraOption::check: an integer in [lo, hi].
-std::function<std::string(const std::string&)> integer_in(long long lo, long long hi);
 
 }  // namespace reduce

@@ -361,23 +361,26 @@ TEST(TypedCheck, StatsPassFieldByFieldAndNameTheFieldThatFails) {
 
 // ---------------------------------------------------------------------------------------------
 namespace {
-reduce::OptionSpec typed_spec() {
+// --type and --op bound to `type` and `op`.
+reduce::OptionSpec typed_spec(std::string& type, std::string& op) {
   reduce::OptionSpec spec;
-  spec.extra = {{"--type", {"float", "double"}, "element type"}, {"--op", {"sum", "min"}, "operator"}};
+  spec.extra = {reduce::choice_option("--type", type, {"float", "double"}, "element type"),
+                reduce::choice_option("--op", op, {"sum", "min"}, "operator")};
   spec.patterns.push_back(Pattern::nan);
   return spec;
 }
 }  // namespace
 
 TEST(ExtraOptions, DefaultToTheirFirstValueAndAcceptOnlyTheirValues) {
-  const reduce::OptionSpec spec = typed_spec();
-  const auto d = reduce::parse_options(std::vector<std::string>{}, spec);
-  EXPECT_EQ(d.extra.at("--type"), "float");
-  EXPECT_EQ(d.extra.at("--op"), "sum");
+  std::string type, op;
+  const reduce::OptionSpec spec = typed_spec(type, op);
+  reduce::parse_options(std::vector<std::string>{}, spec);
+  EXPECT_EQ(type, "float");
+  EXPECT_EQ(op, "sum");
   const auto o =
       reduce::parse_options(std::vector<std::string>{"--type", "double", "--op=min", "--pattern", "nan"}, spec);
-  EXPECT_EQ(o.extra.at("--type"), "double");
-  EXPECT_EQ(o.extra.at("--op"), "min");
+  EXPECT_EQ(type, "double");
+  EXPECT_EQ(op, "min");
   EXPECT_EQ(o.pattern, Pattern::nan);
   try {
     reduce::parse_options(std::vector<std::string>{"--type", "half"}, spec);
@@ -391,7 +394,8 @@ TEST(ExtraOptions, StepsWithoutThemRefuseThemAndTheSpecialPatterns) {
   EXPECT_THROW(reduce::parse_options(std::vector<std::string>{"--type", "float"}), reduce::UsageError);
   EXPECT_THROW(reduce::parse_options(std::vector<std::string>{"--pattern", "nan"}), reduce::UsageError);
   EXPECT_EQ(reduce::usage("01_interleaved").find("--type"), std::string::npos);
-  const std::string u = reduce::usage("12_types_ops", "any type", typed_spec());
+  std::string type, op;
+  const std::string u = reduce::usage("12_types_ops", "any type", typed_spec(type, op));
   EXPECT_NE(u.find("--type float or double"), std::string::npos) << u;
   EXPECT_NE(u.find("also nan"), std::string::npos) << u;
 }
@@ -399,19 +403,21 @@ TEST(ExtraOptions, StepsWithoutThemRefuseThemAndTheSpecialPatterns) {
 // The option kinds a step beyond the progression may add: a value checked by a function, a flag;
 // and the rules every option keeps (given twice, a flag with a value, --block refused with a reason).
 TEST(ExtraOptions, ValuesFlagsAndTheStepsOwnDefaults) {
+  std::int64_t gpus = 0;
+  bool single_gpu = false;
   reduce::OptionSpec spec;
-  spec.extra = {{"--gpus", {}, "GPUs to use", "N", "0", false, reduce::integer_in(0, 8)},
-                {"--single-gpu", {}, "also time one GPU", "", "", true, nullptr}};
+  spec.extra = {reduce::integer_option("--gpus", gpus, 0, 8, "GPUs to use"),
+                reduce::flag_option("--single-gpu", single_gpu, "also time one GPU")};
   spec.default_n = std::int64_t{1} << 30;
   spec.block = reduce::BlockRule::inside("the library chooses its launch shape");
   const auto d = reduce::parse_options(std::vector<std::string>{}, spec);
   EXPECT_EQ(d.n, std::int64_t{1} << 30);
-  EXPECT_EQ(d.extra.at("--gpus"), "0");
-  EXPECT_EQ(d.extra.at("--single-gpu"), "");
+  EXPECT_EQ(gpus, 0);
+  EXPECT_FALSE(single_gpu);
   EXPECT_FALSE(d.has("--gpus"));
   const auto o = reduce::parse_options(std::vector<std::string>{"--gpus=4", "--single-gpu"}, spec);
-  EXPECT_EQ(o.extra.at("--gpus"), "4");
-  EXPECT_EQ(o.extra.at("--single-gpu"), "1");
+  EXPECT_EQ(gpus, 4);
+  EXPECT_TRUE(single_gpu);
   EXPECT_TRUE(o.has("--gpus"));
   auto message = [&](std::vector<std::string> args) {
     try {
