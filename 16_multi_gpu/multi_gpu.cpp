@@ -50,14 +50,19 @@ reduce::OptionSpec option_spec(bool mpi, int default_block, Plan& plan) {
   sweep.set = [&plan](const std::string& v) { parse_sweep(v, &plan.sweep_from, &plan.sweep_to); };
   spec.extra = {
       reduce::integer_option("--gpus", plan.gpus, 1, kMaxGpus, by_rank),
-      reduce::flag_option("--per-gpu", plan.per_gpu, "--n (or each size of --sweep) counts floats per GPU (weak scaling)"),
+      reduce::flag_option("--per-gpu", plan.per_gpu,
+                          "--n (or each size of --sweep) counts floats per GPU (weak scaling)"),
       sweep,
-      reduce::flag_option("--single-gpu", plan.single_gpu, "also time step 10 alone on the first GPU over the whole array\n"
-                                                           "                   (the speedup's baseline; always when N = 1)"),
-      reduce::flag_option("--reproducible", plan.reproducible, "14_reproducible's order over the ranks instead of step 10 per GPU: the same\n"
-                                                               "                   bits for any number of ranks (the ordinary mode's time is measured beside it)"),
-      reduce::flag_option("--exact", plan.exact, "15_exact's accumulator per rank, the ranks' limbs summed by an int64\n"
-                                                 "                   all-reduce: the correctly rounded sum for any number of ranks"),
+      reduce::flag_option("--single-gpu", plan.single_gpu,
+                          "also time step 10 alone on the first GPU over the whole array\n"
+                          "                   (the speedup's baseline; always when N = 1)"),
+      reduce::flag_option(
+          "--reproducible", plan.reproducible,
+          "14_reproducible's order over the ranks instead of step 10 per GPU: the same\n"
+          "                   bits for any number of ranks (the ordinary mode's time is measured beside it)"),
+      reduce::flag_option("--exact", plan.exact,
+                          "15_exact's accumulator per rank, the ranks' limbs summed by an int64\n"
+                          "                   all-reduce: the correctly rounded sum for any number of ranks"),
       reduce::integer_option("--virtual-ranks", plan.virtual_ranks, 1, kMaxGpus,
                              "with --reproducible or --exact: N ranks on GPU 0, joined by device copies")};
   spec.notes =

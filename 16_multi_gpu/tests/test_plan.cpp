@@ -156,7 +156,8 @@ TEST(MultiGpuOptions, PerGpuCountOverTheLimitIsRefused) {
 // --help: the harness's sections, this step's title, defaults and options; never a path from argv.
 TEST(MultiGpuOptions, HelpHasTheSectionsAndTheDefaults) {
   step16::Plan plan;
-  const std::string h = reduce::usage("16_multi_gpu", "one array over several GPUs", step16::option_spec(false, 512, plan));
+  const std::string h =
+      reduce::usage("16_multi_gpu", "one array over several GPUs", step16::option_spec(false, 512, plan));
   for (const char* part : {"16_multi_gpu: one array over several GPUs\n", "usage: 16_multi_gpu [options]", "[2^30]",
                            "--gpus N", "--per-gpu", "--sweep A:B", "--single-gpu", "[512]", "--cpu-runs",
                            "--exact", "refused here: the step uses GPUs 0 .. N-1", "Exit codes"})
