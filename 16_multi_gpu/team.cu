@@ -159,7 +159,6 @@ Team Team::one_rank(int device, int ranks, int rank, const ncclUniqueId& id, int
 }
 
 const reduce::DeviceInfo& Team::first_device() const { return members_.front()->device; }
-const reduce::LaunchShape& Team::shard_shape() const { return shard_shape_; }
 
 reduce::LaunchShape Team::run_shape() const {
   reduce::LaunchShape shape = shard_shape_;

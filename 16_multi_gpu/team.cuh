@@ -125,11 +125,9 @@ class Team {
   // the tests; the program times through rounds.cuh's Lineup).
   Timings run(int warmup, int iters);
 
-  // Step 10's launch on the first local GPU's shard (prepare reads it from a capture of one call): its
-  // grid, block and kernels.
-  const reduce::LaunchShape& shard_shape() const;
-  // A run's, for the record: every GPU's blocks (so that per_thread reads right), step 10's kernels
-  // and the add in rank order (NCCL's not counted).
+  // A run's launch shape, for the record: every GPU's blocks (so that per_thread reads right), step 10's
+  // kernels and the add in rank order (NCCL's not counted). Step 10's launch on the first local shard
+  // is read by prepare from a capture of one call.
   reduce::LaunchShape run_shape() const;
   int block() const { return block_; }
 
@@ -146,7 +144,7 @@ class Team {
   reduce::Pattern pattern_{};
   std::uint64_t seed_ = 0;
   int runs_ = 0;
-  reduce::LaunchShape shard_shape_;
+  reduce::LaunchShape shard_shape_;  // step 10's launch on the first local shard (prepare)
   std::vector<std::unique_ptr<Member>> members_;  // this process's GPUs, in rank order
 };
 
