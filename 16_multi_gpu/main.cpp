@@ -1,6 +1,6 @@
-// Step 16: one array, several GPUs, NCCL. Each GPU holds a shard (n / N floats, contiguous) and reduces it with step 10's launcher, linked from
-// its step and not copied; NCCL all-gathers the N partial sums and every GPU adds them in rank order, so
-// the total is bitwise the same on every GPU and run (team.cuh says why not ncclAllReduce). Two modes
+// Step 16: one array, several GPUs, NCCL. Each GPU holds a shard (n / N floats, contiguous) and reduces it with step
+// 10's launcher, linked from its step and not copied; NCCL all-gathers the N partial sums and every GPU adds them in
+// rank order, so the total is bitwise the same on every GPU and run (team.cuh says why not ncclAllReduce). Two modes
 // give the same bits for any number of ranks (ranks.cuh): --reproducible, 14_reproducible's order over
 // the ranks, and --exact, 15_exact's integer accumulators summed by an int64 all-reduce and rounded
 // once; --virtual-ranks N runs N ranks on one GPU. Everything a record compares is timed one way, in
@@ -65,8 +65,8 @@ void measure_size(step16::Lineup& line, const reduce::Options& opt, const step16
   if (whole && opt.cpu_runs > 0) reduce::time_cpu_yardsticks(r, whole, n, opt.cpu_runs);
   const step16::Totals t = mode ? mode->totals() : team.totals();
   reduce::fill_timing(r, reduce::summarize(line.timed().ms), t.identical, mode ? mode->shape() : team.run_shape());
-  const int shown = reduce::check_runs(r, [&](int k) { return reduce::Verdict(t.results[k], ref, n, opt.pattern); },
-                                       world.root());
+  const int shown = reduce::check_runs(
+      r, [&](int k) { return reduce::Verdict(t.results[k], ref, n, opt.pattern); }, world.root());
   reduce::finish(r, world.all(line.input_unchanged(whole)), world.root());
   const step16::Totals alone = line.solo() ? line.solo()->totals() : step16::Totals{};
   int nccl_version = 0;
@@ -76,7 +76,8 @@ void measure_size(step16::Lineup& line, const reduce::Options& opt, const step16
     step16::ReproducibleFields f = mode->fields();
     f.n_per_gpu = plan.per_gpu ? n / f.ranks : 0;
     f.result_bits = step14::bits_text(t.results[shown]);
-    f.single_bits = alone.identical && !alone.results.empty() ? step14::bits_text(alone.results.back()) : "differs run to run";
+    f.single_bits =
+        alone.identical && !alone.results.empty() ? step14::bits_text(alone.results.back()) : "differs run to run";
     f.ranks_agree = t.agree;
     f.nccl_version = nccl_version;
     f.timing = timing_of(line);
@@ -89,14 +90,18 @@ void measure_size(step16::Lineup& line, const reduce::Options& opt, const step16
   f.gpus = team.ranks();
   f.n_per_gpu = plan.per_gpu ? n / f.gpus : 0;
   f.gpus_agree = world.all(t.agree) && world.same_everywhere(t.results);
-  for (float v : alone.results) f.single_gpu_correct = f.single_gpu_correct && reduce::check_result(v, ref, n, r.pattern).passed;
+  for (float v : alone.results)
+    f.single_gpu_correct = f.single_gpu_correct && reduce::check_result(v, ref, n, r.pattern).passed;
   f.single_gpu_correct = world.all(f.single_gpu_correct);
   f.nccl_version = nccl_version;
   f.timing = timing_of(line);
   r.passed = r.passed && f.gpus_agree && f.single_gpu_correct;
   step16::add_team_fields(r, f);
-  const char* wrong = !f.gpus_agree ? "the GPUs hold different totals" : !f.single_gpu_correct ? "step 10 alone was wrong" : nullptr;
-  if (world.root() && wrong) std::fprintf(stderr, "%s: n = %lld: %s\n", world.name.c_str(), static_cast<long long>(n), wrong);
+  const char* wrong = !f.gpus_agree           ? "the GPUs hold different totals"
+                      : !f.single_gpu_correct ? "step 10 alone was wrong"
+                                              : nullptr;
+  if (world.root() && wrong)
+    std::fprintf(stderr, "%s: n = %lld: %s\n", world.name.c_str(), static_cast<long long>(n), wrong);
   emit(r);
 }
 

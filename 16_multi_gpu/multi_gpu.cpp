@@ -38,33 +38,39 @@ reduce::OptionSpec option_spec(bool mpi, int default_block, Plan& plan) {
                      : "Sums n floats spread over N GPUs, all driven by this one process";
   spec.default_n = kDefaultN;
   spec.block = reduce::BlockRule::any(default_block);
-  spec.refused = {{"--device", mpi ? "rank r uses the r-th GPU of its machine" : "the step uses GPUs 0 .. N-1 (--gpus N)"}};
-  const std::string by_rank = mpi ? "GPUs, one per rank: must equal mpirun's -np when given"
-                                  : "GPUs 0 .. N-1 (every visible GPU when absent)";
-  reduce::ExtraOption sweep{"--sweep", {}, "n = 2^A ... 2^B in this one process, one record each (instead of --n)",
-                            "A:B"};
+  spec.refused = {
+      {"--device", mpi ? "rank r uses the r-th GPU of its machine" : "the step uses GPUs 0 .. N-1 (--gpus N)"}};
+  const std::string by_rank =
+      mpi ? "GPUs, one per rank: must equal mpirun's -np when given" : "GPUs 0 .. N-1 (every visible GPU when absent)";
+  reduce::ExtraOption sweep{
+      "--sweep", {}, "n = 2^A ... 2^B in this one process, one record each (instead of --n)", "A:B"};
   sweep.check = [](const std::string& v) -> std::string {
     int a = 0, b = 0;
     return parse_sweep(v, &a, &b) ? "" : "A:B with 0 <= A <= B <= 36";
   };
   sweep.set = [&plan](const std::string& v) { parse_sweep(v, &plan.sweep_from, &plan.sweep_to); };
-  spec.extra = {
-      reduce::integer_option("--gpus", plan.gpus, 1, kMaxGpus, by_rank),
-      reduce::flag_option("--per-gpu", plan.per_gpu,
-                          "--n (or each size of --sweep) counts floats per GPU (weak scaling)"),
-      sweep,
-      reduce::flag_option("--single-gpu", plan.single_gpu,
-                          "also time step 10 alone on the first GPU over the whole array\n"
-                          "                   (the speedup's baseline; always when N = 1)"),
-      reduce::flag_option(
-          "--reproducible", plan.reproducible,
-          "14_reproducible's order over the ranks instead of step 10 per GPU: the same\n"
-          "                   bits for any number of ranks (the ordinary mode's time is measured beside it)"),
-      reduce::flag_option("--exact", plan.exact,
-                          "15_exact's accumulator per rank, the ranks' limbs summed by an int64\n"
-                          "                   all-reduce: the correctly rounded sum for any number of ranks"),
-      reduce::integer_option("--virtual-ranks", plan.virtual_ranks, 1, kMaxGpus,
-                             "with --reproducible or --exact: N ranks on GPU 0, joined by device copies")};
+  spec.extra = {reduce::integer_option("--gpus", plan.gpus, 1, kMaxGpus, by_rank),
+                reduce::flag_option(
+                    "--per-gpu", plan.per_gpu, "--n (or each size of --sweep) counts floats per GPU (weak scaling)"),
+                sweep,
+                reduce::flag_option("--single-gpu",
+                                    plan.single_gpu,
+                                    "also time step 10 alone on the first GPU over the whole array\n"
+                                    "                   (the speedup's baseline; always when N = 1)"),
+                reduce::flag_option(
+                    "--reproducible",
+                    plan.reproducible,
+                    "14_reproducible's order over the ranks instead of step 10 per GPU: the same\n"
+                    "                   bits for any number of ranks (the ordinary mode's time is measured beside it)"),
+                reduce::flag_option("--exact",
+                                    plan.exact,
+                                    "15_exact's accumulator per rank, the ranks' limbs summed by an int64\n"
+                                    "                   all-reduce: the correctly rounded sum for any number of ranks"),
+                reduce::integer_option("--virtual-ranks",
+                                       plan.virtual_ranks,
+                                       1,
+                                       kMaxGpus,
+                                       "with --reproducible or --exact: N ranks on GPU 0, joined by device copies")};
   spec.notes =
       "Each GPU reduces its shard (about n / N floats) with step 10's kernel; NCCL all-gathers the N partial\n"
       "sums and every GPU adds them in rank order, so the total is bitwise the same on every GPU and run.\n"
@@ -76,7 +82,8 @@ reduce::OptionSpec option_spec(bool mpi, int default_block, Plan& plan) {
       "late_runs, and where a step alone ran on the first GPU, single_gpu_step, single_gpu_median_ms,\n"
       "vs_single_gpu (the speedup) and time_over_floor (the time over the collective's plus the step's\n"
       "alone); pct_peak is of the N GPUs' summed peak, and grid counts every GPU's blocks. --cpu-runs times\n"
-      "the plain CPU loop over the whole array (one core; all cores" + std::string(mpi ? ", on rank 0" : "") +
+      "the plain CPU loop over the whole array (one core; all cores" +
+      std::string(mpi ? ", on rank 0" : "") +
       "), which needs the\nwhole array in host memory: 0 skips it.\n"
       "--reproducible cuts the array on tile boundaries of 14_reproducible's order, sums each rank's tiles,\n"
       "gathers the tile sums (ncclAllGather, or device copies with --virtual-ranks) and combines them in its\n"
@@ -147,15 +154,16 @@ std::string nccl_version_string(int code) {
 
 void add_timing_fields(reduce::Report& r, const Timing& t) {
   using reduce::number_field;
-  r.extra.insert(r.extra.end(), {
-      number_field("collective_ms", t.collective.median),
-      number_field("collective_min_ms", t.collective.min),
-      number_field("collective_max_ms", t.collective.max),
-      number_field("collective_share", r.ms.median > 0 ? t.collective.median / r.ms.median : 0.0),
-      number_field("head_start_ms", t.head_start_ms),
-      number_field("enqueue_ms", t.enqueue_ms),
-      number_field("late_runs", t.late_runs),
-  });
+  r.extra.insert(r.extra.end(),
+                 {
+                     number_field("collective_ms", t.collective.median),
+                     number_field("collective_min_ms", t.collective.min),
+                     number_field("collective_max_ms", t.collective.max),
+                     number_field("collective_share", r.ms.median > 0 ? t.collective.median / r.ms.median : 0.0),
+                     number_field("head_start_ms", t.head_start_ms),
+                     number_field("enqueue_ms", t.enqueue_ms),
+                     number_field("late_runs", t.late_runs),
+                 });
   if (t.single.samples.empty()) return;
   r.extra.push_back(reduce::text_field("single_gpu_step", t.single_step));
   reduce::add_comparison(r, "single_gpu", t.single);
@@ -171,16 +179,18 @@ void add_team_fields(reduce::Report& r, const TeamFields& t) {
   r.fits_in_l2 = (r.n + gpus - 1) / gpus * static_cast<std::int64_t>(sizeof(float)) <= r.device.l2_bytes;  // per GPU
   using reduce::bool_field;
   using reduce::number_field;
-  r.extra.insert(r.extra.end(), {
-      reduce::text_field("mode", t.mode),
-      number_field("gpus", t.gpus),
-      number_field("n_per_gpu", static_cast<double>(t.n_per_gpu)),
-      number_field("shard_min", static_cast<double>(r.n / gpus)),  // shard_of's lengths differ by one at most
-      number_field("shard_max", static_cast<double>((r.n + gpus - 1) / gpus)),
-      bool_field("single_gpu_correct", t.single_gpu_correct),
-      bool_field("gpus_agree", t.gpus_agree),
-      reduce::text_field("nccl_version", nccl_version_string(t.nccl_version)),
-  });
+  r.extra.insert(
+      r.extra.end(),
+      {
+          reduce::text_field("mode", t.mode),
+          number_field("gpus", t.gpus),
+          number_field("n_per_gpu", static_cast<double>(t.n_per_gpu)),
+          number_field("shard_min", static_cast<double>(r.n / gpus)),  // shard_of's lengths differ by one at most
+          number_field("shard_max", static_cast<double>((r.n + gpus - 1) / gpus)),
+          bool_field("single_gpu_correct", t.single_gpu_correct),
+          bool_field("gpus_agree", t.gpus_agree),
+          reduce::text_field("nccl_version", nccl_version_string(t.nccl_version)),
+      });
   add_timing_fields(r, t.timing);
 }
 
@@ -189,30 +199,44 @@ void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f) {
   r.pct_peak = peak > 0 ? 100.0 * r.gbps / peak : 0.0;
   const bool same = f.result_bits == f.single_bits;
   if (!same)
-    std::fprintf(stderr, "16_multi_gpu: n = %lld, %d ranks: bits %s, %s's single launch gives %s\n",
-                 static_cast<long long>(r.n), f.ranks, f.result_bits.c_str(), f.exact ? "15_exact" : "14_reproducible",
+    std::fprintf(stderr,
+                 "16_multi_gpu: n = %lld, %d ranks: bits %s, %s's single launch gives %s\n",
+                 static_cast<long long>(r.n),
+                 f.ranks,
+                 f.result_bits.c_str(),
+                 f.exact ? "15_exact" : "14_reproducible",
                  f.single_bits.c_str());
-  if (!f.ranks_agree) std::fprintf(stderr, "16_multi_gpu: n = %lld: the ranks hold different totals\n", static_cast<long long>(r.n));
+  if (!f.ranks_agree)
+    std::fprintf(stderr, "16_multi_gpu: n = %lld: the ranks hold different totals\n", static_cast<long long>(r.n));
   r.passed = r.passed && same && f.ranks_agree;
   using reduce::bool_field;
   using reduce::number_field;
   using reduce::text_field;
   const std::int64_t ranks = f.ranks > 0 ? f.ranks : 1;
   const std::string mode = std::string(f.exact ? "exact" : "reproducible") + (f.virtual_ranks ? "_virtual" : "");
-  r.extra.insert(r.extra.end(), {text_field("mode", mode), number_field("gpus", f.gpus), number_field("ranks", f.ranks),
-                                 number_field("n_per_gpu", static_cast<double>(f.n_per_gpu))});
+  r.extra.insert(r.extra.end(),
+                 {text_field("mode", mode),
+                  number_field("gpus", f.gpus),
+                  number_field("ranks", f.ranks),
+                  number_field("n_per_gpu", static_cast<double>(f.n_per_gpu))});
   if (f.exact)
-    r.extra.insert(r.extra.end(), {number_field("shard_min", static_cast<double>(r.n / ranks)),  // shard_of's cut
-                                   number_field("shard_max", static_cast<double>((r.n + ranks - 1) / ranks)),
-                                   number_field("limbs", f.limbs), text_field("result_bits", f.result_bits),
-                                   text_field("single_bits", f.single_bits), bool_field("same_as_single", same)});
+    r.extra.insert(r.extra.end(),
+                   {number_field("shard_min", static_cast<double>(r.n / ranks)),  // shard_of's cut
+                    number_field("shard_max", static_cast<double>((r.n + ranks - 1) / ranks)),
+                    number_field("limbs", f.limbs),
+                    text_field("result_bits", f.result_bits),
+                    text_field("single_bits", f.single_bits),
+                    bool_field("same_as_single", same)});
   else
-    r.extra.insert(r.extra.end(), {number_field("tiles", static_cast<double>(f.tiles)),
-                                   number_field("tiles_per_rank", static_cast<double>(f.tiles_per_rank)),
-                                   text_field("result_bits", f.result_bits), text_field("step14_bits", f.single_bits),
-                                   bool_field("same_as_step14", same)});
-  r.extra.insert(r.extra.end(), {bool_field("ranks_agree", f.ranks_agree),
-                                 text_field("nccl_version", nccl_version_string(f.nccl_version))});
+    r.extra.insert(r.extra.end(),
+                   {number_field("tiles", static_cast<double>(f.tiles)),
+                    number_field("tiles_per_rank", static_cast<double>(f.tiles_per_rank)),
+                    text_field("result_bits", f.result_bits),
+                    text_field("step14_bits", f.single_bits),
+                    bool_field("same_as_step14", same)});
+  r.extra.insert(
+      r.extra.end(),
+      {bool_field("ranks_agree", f.ranks_agree), text_field("nccl_version", nccl_version_string(f.nccl_version))});
   reduce::add_comparison(r, "ordinary", f.ordinary);  // the ordinary mode on as many GPUs
   add_timing_fields(r, f.timing);
 }

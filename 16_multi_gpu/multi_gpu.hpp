@@ -76,12 +76,12 @@ struct Timing {
 
 // What one size's run of the ordinary mode measured beyond the common record.
 struct TeamFields {
-  std::string mode;                 // "single_process" or "mpi"
+  std::string mode;  // "single_process" or "mpi"
   int gpus = 0;
-  std::int64_t n_per_gpu = 0;       // with --per-gpu, else 0 (shard_min and shard_max follow from n and gpus)
-  bool single_gpu_correct = true;   // the baseline's results (step 10 alone on one GPU), when measured
-  bool gpus_agree = false;          // every GPU (every process) holds the same bits
-  int nccl_version = 0;             // ncclGetVersion's code
+  std::int64_t n_per_gpu = 0;      // with --per-gpu, else 0 (shard_min and shard_max follow from n and gpus)
+  bool single_gpu_correct = true;  // the baseline's results (step 10 alone on one GPU), when measured
+  bool gpus_agree = false;         // every GPU (every process) holds the same bits
+  int nccl_version = 0;            // ncclGetVersion's code
   Timing timing;
 };
 
@@ -99,18 +99,18 @@ void add_timing_fields(reduce::Report& r, const Timing& t);
 
 // What one size's run of the reproducible or the exact mode measured beyond the common record.
 struct ReproducibleFields {
-  bool exact = false;                  // --exact, else --reproducible
+  bool exact = false;  // --exact, else --reproducible
   int gpus = 0, ranks = 0;
   bool virtual_ranks = false;
-  std::int64_t n_per_gpu = 0;          // with --per-gpu (per rank), else 0
+  std::int64_t n_per_gpu = 0;                  // with --per-gpu (per rank), else 0
   std::int64_t tiles = 0, tiles_per_rank = 0;  // --reproducible: the order's tiles
-  int limbs = 0;                       // --exact: the accumulator's int64 limbs
-  std::string result_bits;             // rank 0's total, last run
-  std::string single_bits;             // the mode's step (14_reproducible, 15_exact) alone on the first GPU
-  bool ranks_agree = false;            // every rank held rank 0's bits, every run
+  int limbs = 0;                               // --exact: the accumulator's int64 limbs
+  std::string result_bits;                     // rank 0's total, last run
+  std::string single_bits;                     // the mode's step (14_reproducible, 15_exact) alone on the first GPU
+  bool ranks_agree = false;                    // every rank held rank 0's bits, every run
   int nccl_version = 0;
   Timing timing;
-  reduce::Summary ordinary;            // the ordinary mode on as many GPUs, in the same rounds
+  reduce::Summary ordinary;  // the ordinary mode on as many GPUs, in the same rounds
 };
 
 // Appends the mode's fields to r.extra and fails r where the bits differ from the single launch's or
@@ -122,6 +122,6 @@ struct ReproducibleFields {
 // (add_timing_fields). Call after reduce::finish(r).
 void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f);
 
-std::string nccl_version_string(int code);                              // 22803 -> "2.28.3"
+std::string nccl_version_string(int code);  // 22803 -> "2.28.3"
 
 }  // namespace step16

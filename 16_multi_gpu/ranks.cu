@@ -7,17 +7,17 @@
 #include <string>
 #include <utility>
 
-#include "15_exact/exact.cuh"  // 15_exact_kernel: the accumulator, its launch and its rounding
+#include "14_reproducible/reproducible.cuh"  // 14_reproducible_kernel: the order's two halves
+#include "15_exact/exact.cuh"                // 15_exact_kernel: the accumulator, its launch and its rounding
 #include "harness.cuh"
 #include "multi_gpu.hpp"
-#include "14_reproducible/reproducible.cuh"  // 14_reproducible_kernel: the order's two halves
 #include "rounds.cuh"
 #include "team.cuh"
 
 namespace step16 {
 namespace {
 
-using step15::kAccWords;  // an Acc's int64 words: its limbs and the NaN / inf counts
+using step15::kAccWords;                                 // an Acc's int64 words: its limbs and the NaN / inf counts
 constexpr int kAccThreads = (kAccWords + 31) / 32 * 32;  // one thread per word, whole warps
 
 // Virtual ranks: what NCCL's all-reduce does for real ranks, one thread per int64 word. Integer
@@ -51,15 +51,15 @@ float single_launch(Sum sum, const float* host, std::int64_t n, int device, int 
 // One rank: its GPU (team.cuh's RankGpu) and its buffers.
 struct ReproducibleTeam::Member : RankGpu {
   using RankGpu::RankGpu;
-  std::int64_t begin = 0, count = 0;      // its elements of the global array
-  step14::TileRange tiles;                 // Sum::order: its tiles of the global n
+  std::int64_t begin = 0, count = 0;  // its elements of the global array
+  step14::TileRange tiles;            // Sum::order: its tiles of the global n
   reduce::DeviceBuffer<float> shard;
-  reduce::DeviceBuffer<float> partials;   // Sum::order: ranks * per floats, slot r rank r's tile sums
-  reduce::DeviceBuffer<step15::Acc> accs;  // Sum::exact: slot r rank r's accumulator
-  reduce::DeviceBuffer<step15::Acc> total; // Sum::exact: the sum of every rank's
+  reduce::DeviceBuffer<float> partials;         // Sum::order: ranks * per floats, slot r rank r's tile sums
+  reduce::DeviceBuffer<step15::Acc> accs;       // Sum::exact: slot r rank r's accumulator
+  reduce::DeviceBuffer<step15::Acc> total;      // Sum::exact: the sum of every rank's
   reduce::DeviceBuffer<unsigned char> scratch;  // Sum::exact: step15::accumulate's, zero-filled
-  reduce::DeviceBuffer<float> totals;     // one per run (prepare)
-  reduce::Event done;                     // this rank's slot is written
+  reduce::DeviceBuffer<float> totals;           // one per run (prepare)
+  reduce::Event done;                           // this rank's slot is written
 };
 
 ReproducibleTeam::ReproducibleTeam(ReproducibleTeam&&) noexcept = default;
@@ -147,8 +147,8 @@ void ReproducibleTeam::load(const float* host, std::int64_t n) {
       CUDA_CHECK(cudaMemsetAsync(m->scratch.get(), 0, m->scratch.bytes(), m->stream.get()));  // step.cuh's contract
     }
     if (m->count > 0)
-      CUDA_CHECK(cudaMemcpyAsync(m->shard.get(), host + m->begin, m->count * sizeof(float), cudaMemcpyHostToDevice,
-                                 m->stream.get()));
+      CUDA_CHECK(cudaMemcpyAsync(
+          m->shard.get(), host + m->begin, m->count * sizeof(float), cudaMemcpyHostToDevice, m->stream.get()));
     CUDA_CHECK(cudaStreamSynchronize(m->stream.get()));
   }
 }
@@ -194,8 +194,8 @@ void ReproducibleTeam::prepare(int runs) {
 
 cudaError_t ReproducibleTeam::launch_shard(const Member& m, cudaStream_t s) const {
   if (sum_ == Sum::order)
-    return step14::sum_shard_tiles(m.shard.get(), n_, m.tiles.first, m.tiles.count,
-                                   m.partials.get() + m.rank * m.tiles.per, m.cfg, s);
+    return step14::sum_shard_tiles(
+        m.shard.get(), n_, m.tiles.first, m.tiles.count, m.partials.get() + m.rank * m.tiles.per, m.cfg, s);
   return step15::accumulate(m.shard.get(), m.count, m.accs.get() + m.rank, reduce::view(m.scratch), m.cfg, s);
 }
 
@@ -208,11 +208,17 @@ void ReproducibleTeam::enqueue_collective() {
         if (from.get() == to.get() || (order && from->tiles.count == 0)) continue;
         CUDA_CHECK(cudaStreamWaitEvent(to->stream.get(), from->done.get(), 0));
         if (order)
-          CUDA_CHECK(cudaMemcpyAsync(to->partials.get() + from->rank * per, from->partials.get() + from->rank * per,
-                                     from->tiles.count * sizeof(float), cudaMemcpyDeviceToDevice, to->stream.get()));
+          CUDA_CHECK(cudaMemcpyAsync(to->partials.get() + from->rank * per,
+                                     from->partials.get() + from->rank * per,
+                                     from->tiles.count * sizeof(float),
+                                     cudaMemcpyDeviceToDevice,
+                                     to->stream.get()));
         else
-          CUDA_CHECK(cudaMemcpyAsync(to->accs.get() + from->rank, from->accs.get() + from->rank, sizeof(step15::Acc),
-                                     cudaMemcpyDeviceToDevice, to->stream.get()));
+          CUDA_CHECK(cudaMemcpyAsync(to->accs.get() + from->rank,
+                                     from->accs.get() + from->rank,
+                                     sizeof(step15::Acc),
+                                     cudaMemcpyDeviceToDevice,
+                                     to->stream.get()));
       }
     if (!order)
       for (auto& m : members_) {  // what NCCL's all-reduce adds for real ranks
@@ -223,11 +229,11 @@ void ReproducibleTeam::enqueue_collective() {
     NCCL_CHECK(ncclGroupStart());
     for (auto& m : members_) {
       if (order)  // in place: rank r's send buffer is slot r of its receive buffer
-        NCCL_CHECK(ncclAllGather(m->partials.get() + m->rank * per, m->partials.get(), per, ncclFloat32, m->comm,
-                                 m->stream.get()));
+        NCCL_CHECK(ncclAllGather(
+            m->partials.get() + m->rank * per, m->partials.get(), per, ncclFloat32, m->comm, m->stream.get()));
       else  // NCCL's order of additions is its own choice: integers make it irrelevant
-        NCCL_CHECK(ncclAllReduce(m->accs.get() + m->rank, m->total.get(), kAccWords, ncclInt64, ncclSum, m->comm,
-                                 m->stream.get()));
+        NCCL_CHECK(ncclAllReduce(
+            m->accs.get() + m->rank, m->total.get(), kAccWords, ncclInt64, ncclSum, m->comm, m->stream.get()));
     }
     NCCL_CHECK(ncclGroupEnd());
   }
@@ -246,8 +252,10 @@ void ReproducibleTeam::enqueue(int run) {
   // 3. Every rank its total: the tile sums in the order's tree, or the summed limbs rounded once.
   for (auto& m : members_) {
     m->use();
-    if (order) CUDA_CHECK(step14::combine_tile_sums(m->partials.get(), n_, m->totals.get() + run, m->stream.get()));
-    else CUDA_CHECK(step15::round_to_float(m->total.get(), m->totals.get() + run, m->stream.get()));
+    if (order)
+      CUDA_CHECK(step14::combine_tile_sums(m->partials.get(), n_, m->totals.get() + run, m->stream.get()));
+    else
+      CUDA_CHECK(step15::round_to_float(m->total.get(), m->totals.get() + run, m->stream.get()));
   }
 }
 

@@ -30,9 +30,9 @@
 #include <vector>
 
 #include "device.cuh"
+#include "multi_gpu.hpp"
 #include "report.hpp"
 #include "step.cuh"
-#include "multi_gpu.hpp"
 #include "team.cuh"
 
 namespace step16 {
@@ -77,7 +77,7 @@ class ReproducibleTeam {
   // The exchange alone (NCCL's bare all-gather or all-reduce of the same size; with virtual ranks, the
   // device copies and the limbs' sum): the yardstick of the mode's time.
   void enqueue_collective();
-  Totals totals() const;          // the prepared runs' totals, rank 0's (agree: every rank's the same)
+  Totals totals() const;  // the prepared runs' totals, rank 0's (agree: every rank's the same)
   // prepare, then warmup + iters sums (the iters timed through rounds.cuh), for the tests.
   ReproducibleResult run(int warmup, int iters);
   // Rank 0's launch (prepare reads it from a capture of one call) and the run's kernels after the

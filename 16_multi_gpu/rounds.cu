@@ -61,8 +61,10 @@ double run_once(Contender& c, bool timed) {
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     RankGpu* first = first_on_gpu(lanes, i);
     lanes[i]->use();
-    if (first == lanes[i]) CUDA_CHECK(cudaEventRecord(lanes[i]->start.get(), lanes[i]->stream.get()));
-    else CUDA_CHECK(cudaStreamWaitEvent(lanes[i]->stream.get(), first->start.get(), 0));
+    if (first == lanes[i])
+      CUDA_CHECK(cudaEventRecord(lanes[i]->start.get(), lanes[i]->stream.get()));
+    else
+      CUDA_CHECK(cudaStreamWaitEvent(lanes[i]->stream.get(), first->start.get(), 0));
   }
   // 4. The run between the start and a stop event on every lane.
   c.enqueue(run);

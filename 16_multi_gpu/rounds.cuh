@@ -83,15 +83,15 @@ class Lineup {
   // Puts n floats of pattern p on every team's GPUs (the mode's from host[0..n), the whole array) and
   // returns the ordinary team's shard references (this process's, in rank order).
   std::vector<reduce::Reference> load(std::int64_t n, reduce::Pattern p, std::uint64_t seed, const float* host);
-  void time(int warmup, int iters);       // every contender: run_rounds
+  void time(int warmup, int iters);      // every contender: run_rounds
   std::vector<Contender*> contenders();  // every one, in one order on every process (the MPI maxima)
 
   Team& team() { return team_; }
   ReproducibleTeam* mode() { return mode_ ? &*mode_ : nullptr; }
   const Contender& ordinary() const { return ordinary_; }
   const Contender& timed() const { return mode_ ? mode_runs_ : ordinary_; }  // the record's own runs
-  const Contender& collective() const { return collective_; }                 // of the mode's team, else the ordinary's
-  const Contender& alone() const { return alone_; }                           // no samples where it did not run
+  const Contender& collective() const { return collective_; }                // of the mode's team, else the ordinary's
+  const Contender& alone() const { return alone_; }                          // no samples where it did not run
   const Solo* solo() const { return solo_.get(); }                           // null where it does not run
   bool input_unchanged(const float* host) const;
 

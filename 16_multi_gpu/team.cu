@@ -97,8 +97,10 @@ void end_communicators(const std::vector<ncclComm_t*>& comms) {
   }
   for (ncclComm_t* c : comms) {
     if (!*c) continue;
-    if (unwinding) ncclCommAbort(*c);
-    else ncclCommDestroy(*c);
+    if (unwinding)
+      ncclCommAbort(*c);
+    else
+      ncclCommDestroy(*c);
     *c = nullptr;
   }
 }
@@ -125,10 +127,10 @@ struct Team::Member : RankGpu {
 
   reduce::DeviceBuffer<float> partials;  // slot r: rank r's partial sum (after the all-gather: all of them)
   reduce::DeviceBuffer<unsigned char> scratch;
-  reduce::DeviceBuffer<float> shard;     // elements [begin, begin + count) of the array
+  reduce::DeviceBuffer<float> shard;  // elements [begin, begin + count) of the array
   std::int64_t begin = 0, count = 0;
-  reduce::DeviceBuffer<float> whole;     // the whole array, for a step alone when there are several ranks
-  reduce::DeviceBuffer<float> results;   // one total per run (prepare)
+  reduce::DeviceBuffer<float> whole;    // the whole array, for a step alone when there are several ranks
+  reduce::DeviceBuffer<float> results;  // one total per run (prepare)
 };
 
 Team::Team(int ranks, int block) : ranks_(ranks), block_(block) {}
@@ -252,8 +254,10 @@ Totals read_totals(const std::vector<std::pair<const RankGpu*, const float*>>& s
   for (const auto& [gpu, slot] : slots) {
     gpu->use();
     if (runs > 0) CUDA_CHECK(cudaMemcpy(mine.data(), slot, runs * sizeof(float), cudaMemcpyDeviceToHost));
-    if (gpu == slots.front().first) t.results = mine;
-    else t.agree = t.agree && std::memcmp(mine.data(), t.results.data(), mine.size() * sizeof(float)) == 0;
+    if (gpu == slots.front().first)
+      t.results = mine;
+    else
+      t.agree = t.agree && std::memcmp(mine.data(), t.results.data(), mine.size() * sizeof(float)) == 0;
   }
   for (float v : t.results) t.identical = t.identical && std::memcmp(&v, &t.results[0], sizeof v) == 0;
   return t;

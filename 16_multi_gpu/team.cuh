@@ -35,11 +35,10 @@ class NcclError : public reduce::CudaError {
 
 [[noreturn]] void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int line);
 
-#define NCCL_CHECK(call)                                                           \
-  do {                                                                             \
-    const ncclResult_t nccl_check_status_ = (call);                                \
-    if (nccl_check_status_ != ncclSuccess)                                         \
-      ::step16::throw_nccl_error(nccl_check_status_, #call, __FILE__, __LINE__); \
+#define NCCL_CHECK(call)                                                                                              \
+  do {                                                                                                                \
+    const ncclResult_t nccl_check_status_ = (call);                                                                   \
+    if (nccl_check_status_ != ncclSuccess) ::step16::throw_nccl_error(nccl_check_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // What every member of a team (Team, ReproducibleTeam) holds for its GPU. Constructed with its device
@@ -114,12 +113,12 @@ class Team {
   // The whole array on the first local GPU: its shard where there is one rank, else load(whole_too)'s copy.
   const float* whole() const;
 
-  void prepare(int runs);      // one NaN-filled slot per run on every local GPU
+  void prepare(int runs);  // one NaN-filled slot per run on every local GPU
   // One run, enqueued on every local GPU's stream, nothing timed (rounds.cuh times it): step 10 on the
   // shard, the all-gather of the partials, the add in rank order into slot `run`.
   void enqueue(int run);
-  void enqueue_collective();   // the all-gather of one float per rank alone: NCCL's bare collective
-  Totals totals() const;       // the prepared runs' totals
+  void enqueue_collective();  // the all-gather of one float per rank alone: NCCL's bare collective
+  Totals totals() const;      // the prepared runs' totals
 
   // prepare, then warmup + iters runs and as many of the collective alone, in interleaved rounds (for
   // the tests; the program times through rounds.cuh's Lineup).
@@ -144,7 +143,7 @@ class Team {
   reduce::Pattern pattern_{};
   std::uint64_t seed_ = 0;
   int runs_ = 0;
-  reduce::LaunchShape shard_shape_;  // step 10's launch on the first local shard (prepare)
+  reduce::LaunchShape shard_shape_;               // step 10's launch on the first local shard (prepare)
   std::vector<std::unique_ptr<Member>> members_;  // this process's GPUs, in rank order
 };
 

@@ -32,7 +32,7 @@ constexpr const char* kProgram = "16_multi_gpu";
 // the identity. Under MPI: every rank of MPI_COMM_WORLD.
 struct World {
   int rank = 0, size = 1;
-  int local_rank = 0;  // among the ranks of this machine: the GPU this rank uses
+  int local_rank = 0;           // among the ranks of this machine: the GPU this rank uses
   std::string name = kProgram;  // how this process signs its messages
   bool root() const { return rank == 0; }
   const char* mode() const { return kMpi ? "mpi" : "single_process"; }
@@ -101,8 +101,13 @@ struct World {
     std::vector<double> all = mine;
 #ifdef REDUCE_WITH_MPI
     all.resize(mine.size() * size);  // one shard per rank under MPI
-    MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
-                  MPI_DOUBLE, MPI_COMM_WORLD);
+    MPI_Allgather(mine.data(),
+                  static_cast<int>(mine.size()),
+                  MPI_DOUBLE,
+                  all.data(),
+                  static_cast<int>(mine.size()),
+                  MPI_DOUBLE,
+                  MPI_COMM_WORLD);
 #endif
     reduce::Reference ref;
     for (std::size_t i = 0; i < all.size(); i += 2) {
@@ -168,15 +173,16 @@ inline int team_size(const Plan& plan) {
     const int visible = visible_gpus();
     const int gpus = plan.gpus ? plan.gpus : visible;
     if (gpus > visible)
-      throw reduce::NoUsableDevice("needs " + std::to_string(gpus) + " GPUs, this machine shows " + std::to_string(visible));
+      throw reduce::NoUsableDevice("needs " + std::to_string(gpus) + " GPUs, this machine shows " +
+                                   std::to_string(visible));
     return gpus;
   }
   std::string why;
   try {
     const int visible = visible_gpus();
     if (world.local_rank >= visible)
-      why = "needs " + std::to_string(world.local_rank + 1) + " GPUs (one per rank on this machine), this machine shows " +
-            std::to_string(visible);
+      why = "needs " + std::to_string(world.local_rank + 1) +
+            " GPUs (one per rank on this machine), this machine shows " + std::to_string(visible);
   } catch (const reduce::NoUsableDevice& e) {
     why = e.what();
   }

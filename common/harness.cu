@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
-#include <filesystem>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <new>
@@ -23,10 +23,20 @@ namespace {
 
 // One line on stderr for a wrong run: "<step>: n = N: <whose>run K of T: <what> is X, reference Y ...".
 void tell_wrong(const Report& r, const char* whose, int run, int total, const Verdict& v) {
-  std::fprintf(stderr, "%s: n = %lld: %srun %d of %d: %s is %.17g, reference %.17g (|error| %.3g, allowed %.3g)%s%s\n",
-               r.step.c_str(), static_cast<long long>(r.n), whose, run + 1, total,
-               v.what.empty() ? "the result" : v.what.c_str(), v.result, v.reference, v.check.abs_error,
-               v.check.tolerance, v.note.empty() ? "" : "; ", v.note.c_str());
+  std::fprintf(stderr,
+               "%s: n = %lld: %srun %d of %d: %s is %.17g, reference %.17g (|error| %.3g, allowed %.3g)%s%s\n",
+               r.step.c_str(),
+               static_cast<long long>(r.n),
+               whose,
+               run + 1,
+               total,
+               v.what.empty() ? "the result" : v.what.c_str(),
+               v.result,
+               v.reference,
+               v.check.abs_error,
+               v.check.tolerance,
+               v.note.empty() ? "" : "; ",
+               v.note.c_str());
 }
 
 }  // namespace
@@ -42,16 +52,18 @@ int exit_code(const char* program, std::int64_t n) {
     return 77;
   } catch (const CudaError& e) {
     if (is_unsupported_device_error(e.code())) {
-      std::fprintf(stderr, "%s: no usable CUDA device: %s (a GPU this build has no code for, or one that lacks a "
-                           "feature the step needs; rebuild with -DCMAKE_CUDA_ARCHITECTURES=native)\n",
-                   program, e.what());
+      std::fprintf(stderr,
+                   "%s: no usable CUDA device: %s (a GPU this build has no code for, or one that lacks a "
+                   "feature the step needs; rebuild with -DCMAKE_CUDA_ARCHITECTURES=native)\n",
+                   program,
+                   e.what());
       return 77;
     }
     std::fprintf(stderr, "%s: CUDA error: %s\n", program, e.what());
     return 1;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: no usable machine: not enough host memory for --n %lld\n", program,
-                 static_cast<long long>(n));
+    std::fprintf(
+        stderr, "%s: no usable machine: not enough host memory for --n %lld\n", program, static_cast<long long>(n));
     return 77;
   } catch (const OutputError& e) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
@@ -177,8 +189,11 @@ LaunchShape launch_shape(cudaStream_t stream, const std::function<cudaError_t(cu
 
 void add_comparison(Report& r, const std::string& name, const Summary& ms) {
   const double gbps = gbps_of(bytes_read(r), ms.median);
-  for (Field& f : prefixed(name, {number_field("median_ms", ms.median), number_field("min_ms", ms.min),
-                                  number_field("max_ms", ms.max), number_field("gbps", gbps)}))
+  for (Field& f : prefixed(name,
+                           {number_field("median_ms", ms.median),
+                            number_field("min_ms", ms.min),
+                            number_field("max_ms", ms.max),
+                            number_field("gbps", gbps)}))
     r.extra.push_back(std::move(f));
   r.extra.push_back(number_field("vs_" + name, gbps > 0 ? r.gbps / gbps : 0.0));
   r.extra_samples.emplace_back(name, ms.samples);
@@ -230,12 +245,16 @@ int guarded_main(const char* program, const std::int64_t& n, const std::function
 
 void Emitter::operator()(const Report& r) {
   switch (format_) {
-    case Format::text: std::cout << (emitted_ > 0 ? "\n" : "") << format_text(r); break;
+    case Format::text:
+      std::cout << (emitted_ > 0 ? "\n" : "") << format_text(r);
+      break;
     case Format::csv:
       if (emitted_ == 0) std::cout << csv_header(r) << "\n";
       std::cout << format_csv(r) << "\n";
       break;
-    case Format::json: std::cout << format_json(r) << "\n"; break;
+    case Format::json:
+      std::cout << format_json(r) << "\n";
+      break;
   }
   std::cout.flush();
   ++emitted_;
@@ -294,9 +313,8 @@ int run_step(const Step& step, int argc, char** argv) {
       clock.stop(k);
     }
     Runs<float> runs = out.collect(clock.ms());
-    runs.shape = launch_shape(bed.stream.get(), [&](cudaStream_t s) {
-      return step.launch(bed.in.get(), opt.n, out.at(0), scratch, cfg, s);
-    });
+    runs.shape = launch_shape(
+        bed.stream.get(), [&](cudaStream_t s) { return step.launch(bed.in.get(), opt.n, out.at(0), scratch, cfg, s); });
     fill_timing(r, runs);
     check_runs(r, [&](int k) { return Verdict(*runs.run(k), ref, opt.n, opt.pattern); });
     finish(r, bed.input_unchanged());
@@ -370,8 +388,10 @@ void finish(Report& r, bool input_unchanged, bool speak) {
   const long long n = r.n;
   if (!r.input_unchanged) std::fprintf(stderr, "%s: n = %lld: the step modified its input\n", r.step.c_str(), n);
   if (!determinism_kept)
-    std::fprintf(stderr, "%s: n = %lld: claims the same bits every run, but repeated runs gave different bits\n",
-                 r.step.c_str(), n);
+    std::fprintf(stderr,
+                 "%s: n = %lld: claims the same bits every run, but repeated runs gave different bits\n",
+                 r.step.c_str(),
+                 n);
 }
 
 }  // namespace reduce

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <utility>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "device.cuh"
@@ -73,12 +73,12 @@ std::int64_t fits_on_device(std::int64_t n, std::size_t element, std::size_t mor
 // every run gave the same bits as the first.
 template <typename S>
 struct Runs {
-  std::vector<double> ms;     // the timed runs, in order
-  Summary summary;            // their median, min and max
-  std::vector<S> results;     // (warmup + iters) * count values
+  std::vector<double> ms;  // the timed runs, in order
+  Summary summary;         // their median, min and max
+  std::vector<S> results;  // (warmup + iters) * count values
   std::int64_t count = 0;
-  bool identical = true;      // every run bitwise equal to run 0
-  LaunchShape shape;          // the launch of one call, where the caller asked for it (Testbed::time)
+  bool identical = true;  // every run bitwise equal to run 0
+  LaunchShape shape;      // the launch of one call, where the caller asked for it (Testbed::time)
   const S* run(int r) const { return results.data() + static_cast<std::size_t>(r) * count; }
   int total() const { return count > 0 ? static_cast<int>(results.size() / count) : 0; }
 };
@@ -132,7 +132,7 @@ Verdict sum_verdict(float x, const Reference& ref, std::int64_t n, Pattern p);
 //   reduce::add_rival(r, bed.rival(cub35), [&](const float* x) { return reduce::sum_verdict(*x, ref, n, p); });
 template <typename T, typename S = T>  // T: the input's elements, S: its result (a float, a reduction state)
 struct Rival {
-  std::string name;  // the record's prefix: <name>_median_ms ... vs_<name>
+  std::string name;                                          // the record's prefix: <name>_median_ms ... vs_<name>
   std::function<std::size_t(std::int64_t n)> scratch_bytes;  // the scratch its launch gets (empty: none)
   std::function<cudaError_t(const T* in, std::int64_t n, S* out, Scratch scratch, cudaStream_t stream)> launch;
   std::int64_t count = 1;     // results per run (one per segment)
@@ -143,7 +143,7 @@ struct Rival {
 // A rival's timed runs (Runs), with what the record needs of its declaration.
 template <typename S>
 struct RivalRuns : Runs<S> {
-  using Verdicts = std::function<Verdict(const S* results)>;           // one run's results checked
+  using Verdicts = std::function<Verdict(const S* results)>;             // one run's results checked
   using Describe = std::function<std::vector<Field>(const S* results)>;  // fields of the run shown
   std::string name, absent;
   std::vector<Field> fields;
@@ -165,9 +165,12 @@ struct Measured;
 template <typename T>
 struct Testbed {
   Testbed(const Options& opt_, const DeviceInfo& device_, std::size_t scratch_bytes = 0, std::size_t more_bytes = 0)
-      : opt(opt_), device(device_),
+      : opt(opt_),
+        device(device_),
         host(new T[std::max<std::int64_t>(fits_on_device(opt.n, sizeof(T), scratch_bytes + more_bytes, device), 1)]),
-        in(opt.n), flusher(device), step_scratch(scratch(scratch_bytes)) {
+        in(opt.n),
+        flusher(device),
+        step_scratch(scratch(scratch_bytes)) {
     fill_input(host.get(), opt.n, opt.pattern, opt.seed);
     CUDA_CHECK(cudaMemcpyAsync(in.get(), host.get(), in.bytes(), cudaMemcpyHostToDevice, stream.get()));
     CUDA_CHECK(cudaStreamSynchronize(stream.get()));
@@ -357,14 +360,14 @@ template <typename T, typename S = T>
 struct Measurement {
   // The step, on the testbed's input, with the testbed's step_scratch.
   std::function<cudaError_t(S* out, Scratch scratch, cudaStream_t stream)> launch;
-  std::int64_t count = 1;                                          // results per run (one per segment)
-  std::function<Verdict(const S* results)> verdict;                // one run's results checked
-  std::function<void(Report& r)> before;    // sets what the rates read (bytes, element_name) and the CPU
-                                            // yardsticks; default: time_cpu_yardsticks on the input
-  std::function<std::vector<Field>(const S* shown)> fields;       // the step's own, of the run shown
+  std::int64_t count = 1;                            // results per run (one per segment)
+  std::function<Verdict(const S* results)> verdict;  // one run's results checked
+  std::function<void(Report& r)> before;             // sets what the rates read (bytes, element_name) and the CPU
+                                                     // yardsticks; default: time_cpu_yardsticks on the input
+  std::function<std::vector<Field>(const S* shown)> fields;  // the step's own, of the run shown
   std::vector<Rival<T, S>> rivals;
-  std::function<Verdict(const S* results)> rival_verdict;         // a rival's run checked; default: verdict
-  typename RivalRuns<S>::Describe describe;                        // a rival's fields of the run shown
+  std::function<Verdict(const S* results)> rival_verdict;  // a rival's run checked; default: verdict
+  typename RivalRuns<S>::Describe describe;                // a rival's fields of the run shown
 };
 template <typename S>
 struct Measured {
@@ -384,8 +387,10 @@ Measured<S> Testbed<T>::measure(const Emitter& emit, const Measurement<T, S>& m)
   Report& r = out.record;
   r = fill_common(emit, opt, device);
   r.element_bytes = sizeof(T);
-  if (m.before) m.before(r);
-  else if constexpr (std::is_same_v<T, float>) time_cpu_yardsticks(r, host.get(), opt.n, opt.cpu_runs);
+  if (m.before)
+    m.before(r);
+  else if constexpr (std::is_same_v<T, float>)
+    time_cpu_yardsticks(r, host.get(), opt.n, opt.cpu_runs);
   fill_timing(r, out.runs);
   Verdict last;  // a run with the bits of the run checked last has its verdict: a per-segment check runs once
   int checked = -1;

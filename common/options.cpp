@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <iterator>
 #include <cstdlib>
+#include <iterator>
 #include <sstream>
 #include <utility>
 
@@ -43,30 +43,48 @@ std::optional<std::int64_t> parse_count(std::string_view text) {
 
 const char* to_string(Pattern p) {
   switch (p) {
-    case Pattern::constant: return "constant";
-    case Pattern::integers: return "int";
-    case Pattern::uniform: return "uniform";
-    case Pattern::mixed: return "mixed";
-    case Pattern::nan: return "nan";
-    case Pattern::inf: return "inf";
-    case Pattern::ties: return "ties";
-    case Pattern::limits: return "limits";
-    case Pattern::normal: return "normal";
-    case Pattern::lognormal: return "lognormal";
-    case Pattern::logu40: return "logu40";
-    case Pattern::logu120: return "logu120";
-    case Pattern::wide: return "wide";
-    case Pattern::outliers: return "outliers";
-    case Pattern::products: return "products";
+    case Pattern::constant:
+      return "constant";
+    case Pattern::integers:
+      return "int";
+    case Pattern::uniform:
+      return "uniform";
+    case Pattern::mixed:
+      return "mixed";
+    case Pattern::nan:
+      return "nan";
+    case Pattern::inf:
+      return "inf";
+    case Pattern::ties:
+      return "ties";
+    case Pattern::limits:
+      return "limits";
+    case Pattern::normal:
+      return "normal";
+    case Pattern::lognormal:
+      return "lognormal";
+    case Pattern::logu40:
+      return "logu40";
+    case Pattern::logu120:
+      return "logu120";
+    case Pattern::wide:
+      return "wide";
+    case Pattern::outliers:
+      return "outliers";
+    case Pattern::products:
+      return "products";
   }
   return "?";
 }
 
 const char* to_string(Format f) {
   switch (f) {
-    case Format::text: return "text";
-    case Format::csv: return "csv";
-    case Format::json: return "json";
+    case Format::text:
+      return "text";
+    case Format::csv:
+      return "csv";
+    case Format::json:
+      return "json";
   }
   return "?";
 }
@@ -95,9 +113,7 @@ std::vector<std::string> pattern_names(const std::vector<Pattern>& patterns) {
 
 }  // namespace
 
-bool Options::has(const std::string& name) const {
-  return std::find(given.begin(), given.end(), name) != given.end();
-}
+bool Options::has(const std::string& name) const { return std::find(given.begin(), given.end(), name) != given.end(); }
 
 std::string count_text(std::int64_t n) {
   if (n > 0 && (n & (n - 1)) == 0) {
@@ -163,10 +179,12 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
       opt.help = true;
       continue;
     }
-    if (name.rfind("--", 0) != 0) throw UsageError("unexpected argument " + quote(args[i]) + " (options start with --; see --help)");
-    static const char* const kKnown[] = {"--n", "--iters", "--warmup", "--block", "--seed",
-                                         "--pattern", "--format", "--device", "--cpu-runs"};
-    const auto extra = std::find_if(spec.extra.begin(), spec.extra.end(), [&](const ExtraOption& e) { return e.name == name; });
+    if (name.rfind("--", 0) != 0)
+      throw UsageError("unexpected argument " + quote(args[i]) + " (options start with --; see --help)");
+    static const char* const kKnown[] = {
+        "--n", "--iters", "--warmup", "--block", "--seed", "--pattern", "--format", "--device", "--cpu-runs"};
+    const auto extra =
+        std::find_if(spec.extra.begin(), spec.extra.end(), [&](const ExtraOption& e) { return e.name == name; });
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown) && extra == spec.extra.end())
       throw UsageError("unknown option " + quote(name) + " (see --help)");
     if (opt.has(name)) throw UsageError("option " + name + " given twice");
@@ -195,7 +213,8 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
 
     if (extra != spec.extra.end()) {
       if (!extra->values.empty()) {
-        if (std::find(extra->values.begin(), extra->values.end(), v) == extra->values.end()) throw bad(one_of(extra->values));
+        if (std::find(extra->values.begin(), extra->values.end(), v) == extra->values.end())
+          throw bad(one_of(extra->values));
       } else if (extra->check) {
         if (const std::string expected = extra->check(v); !expected.empty()) throw bad(expected);
       } else if (v.empty()) {
@@ -222,10 +241,14 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
       if (!p) throw bad(one_of(pattern_names(spec.patterns)));
       opt.pattern = *p;
     } else if (name == "--format") {
-      if (v == "text") opt.format = Format::text;
-      else if (v == "csv") opt.format = Format::csv;
-      else if (v == "json") opt.format = Format::json;
-      else throw bad("text, csv or json");
+      if (v == "text")
+        opt.format = Format::text;
+      else if (v == "csv")
+        opt.format = Format::csv;
+      else if (v == "json")
+        opt.format = Format::json;
+      else
+        throw bad("text, csv or json");
     } else if (name == "--device") {
       opt.device = int_in(0, 1023, "a device ordinal (0, 1, ...)");
     } else if (name == "--cpu-runs") {
@@ -261,11 +284,12 @@ std::string usage(const char* program, const char* lesson, const OptionSpec& spe
      << (spec.summary.empty() ? "Reduces n floats to their sum on the GPU" : spec.summary) << ";\n"
      << spec.method << "\n\n";
   // A common option's line, or "refused here" with the reason where this program refuses it.
-  auto common = [&](const std::string& name, const std::string& left, const std::string& text, const std::string& dflt) {
-    for (const auto& [refused, why] : spec.refused)
-      if (refused == name) return option_line(os, left, "refused here: " + why, "");
-    option_line(os, left, text, dflt);
-  };
+  auto common =
+      [&](const std::string& name, const std::string& left, const std::string& text, const std::string& dflt) {
+        for (const auto& [refused, why] : spec.refused)
+          if (refused == name) return option_line(os, left, "refused here: " + why, "");
+        option_line(os, left, text, dflt);
+      };
   common("--n", "--n COUNT", "elements: 1000, 4K (=4096), 16M (=2^24), 1G (=2^30) or 2^k", count_text(spec.default_n));
   common("--iters", "--iters N", "timed runs; the report gives median, min and max", std::to_string(d.iters));
   common("--warmup", "--warmup N", "untimed runs before them", std::to_string(d.warmup));
@@ -274,7 +298,8 @@ std::string usage(const char* program, const char* lesson, const OptionSpec& spe
   else
     option_line(os, "--block N", "refused here: " + std::string(spec.block.reason), "");
   common("--seed", "--seed N", "seed of the input generator", std::to_string(d.seed));
-  const bool patterns = std::none_of(spec.refused.begin(), spec.refused.end(), [](const auto& r) { return r.first == "--pattern"; });
+  const bool patterns =
+      std::none_of(spec.refused.begin(), spec.refused.end(), [](const auto& r) { return r.first == "--pattern"; });
   if (patterns) {
     os << "  --pattern P      input values: constant (all 1.0), int (small integers, exact\n";
     option_line(os, "", "check), uniform (in [0,1)), mixed (in [-1,1))", to_string(d.pattern));
@@ -282,7 +307,8 @@ std::string usage(const char* program, const char* lesson, const OptionSpec& spe
           "                   40 or 120 binades), wide (every binade to 2^91), outliers, products\n";
     const std::size_t common_patterns = OptionSpec{}.patterns.size();
     if (const auto names = pattern_names(spec.patterns); names.size() > common_patterns)
-      os << "                   also " << one_of({names.begin() + common_patterns, names.end()}) << " (special values)\n";
+      os << "                   also " << one_of({names.begin() + common_patterns, names.end()})
+         << " (special values)\n";
   } else {
     common("--pattern", "--pattern P", "", "");
   }
@@ -298,7 +324,10 @@ std::string usage(const char* program, const char* lesson, const OptionSpec& spe
   }
   common("--format", "--format F", "text, or csv or json records for scripts", "text");
   common("--device", "--device N", "CUDA device ordinal", "0");
-  common("--cpu-runs", "--cpu-runs N", "timed runs of each CPU sum (one thread; all cores), 0 skips", std::to_string(d.cpu_runs));
+  common("--cpu-runs",
+         "--cpu-runs N",
+         "timed runs of each CPU sum (one thread; all cores), 0 skips",
+         std::to_string(d.cpu_runs));
   option_line(os, "--help", "this text", "");
   if (!spec.notes.empty()) os << "\n" << spec.notes << (spec.notes.back() == '\n' ? "" : "\n");
   os << "\nExit codes: 0 result correct, 1 wrong result or CUDA error, 2 bad usage,\n"

@@ -17,8 +17,21 @@ namespace reduce {
 // The first four serve every step; the others (special values, for the steps beyond a float sum)
 // only programs that list them in OptionSpec::patterns (input.hpp describes each).
 enum class Pattern {
-  constant, integers, uniform, mixed, nan, inf, ties, limits,  // the suite's first eight
-  normal, lognormal, logu40, logu120, wide, outliers, products  // distributions of many scales (input.hpp)
+  constant,
+  integers,
+  uniform,
+  mixed,
+  nan,
+  inf,
+  ties,
+  limits,  // the suite's first eight
+  normal,
+  lognormal,
+  logu40,
+  logu120,
+  wide,
+  outliers,
+  products  // distributions of many scales (input.hpp)
 };
 enum class Format { text, csv, json };
 
@@ -31,7 +44,7 @@ struct Options {
   Pattern pattern = Pattern::uniform;
   Format format = Format::text;
   int device = 0;
-  int cpu_runs = 3;                        // timed runs of the single-thread CPU sum (0: skip it)
+  int cpu_runs = 3;  // timed runs of the single-thread CPU sum (0: skip it)
   bool help = false;
   std::vector<std::string> given;           // the options on the command line, as named there ("--n")
   bool has(const std::string& name) const;  // `name` was on the command line
@@ -69,12 +82,21 @@ ExtraOption choice_option(std::string name, std::string& field, std::vector<std:
 struct OptionSpec {
   std::string summary;  // what the program reduces, for --help ("Reduces n floats to their sum on the GPU")
   // How it checks and times, after the summary in --help.
-  std::string method = "checks every run's result against a CPU reference and times it (L2 flushed before\n"
-                       "every timed run, so the bandwidth is DRAM bandwidth).";
+  std::string method =
+      "checks every run's result against a CPU reference and times it (L2 flushed before\n"
+      "every timed run, so the bandwidth is DRAM bandwidth).";
   std::vector<ExtraOption> extra;
-  std::vector<Pattern> patterns = {Pattern::constant, Pattern::integers, Pattern::uniform, Pattern::mixed,
-                                   Pattern::normal,   Pattern::lognormal, Pattern::logu40,  Pattern::logu120,
-                                   Pattern::wide,     Pattern::outliers,  Pattern::products};
+  std::vector<Pattern> patterns = {Pattern::constant,
+                                   Pattern::integers,
+                                   Pattern::uniform,
+                                   Pattern::mixed,
+                                   Pattern::normal,
+                                   Pattern::lognormal,
+                                   Pattern::logu40,
+                                   Pattern::logu120,
+                                   Pattern::wide,
+                                   Pattern::outliers,
+                                   Pattern::products};
   std::int64_t default_n = std::int64_t{1} << 26;  // --n when absent
   BlockRule block;  // --block: free (with its default), fixed or chosen (refused, with the reason)
   // Common options that mean nothing to this program: name -> why. The parser refuses each with that
@@ -103,7 +125,8 @@ constexpr std::int64_t max_n() { return std::int64_t{1} << 36; }
 const char* to_string(Pattern p);
 const char* to_string(Format f);
 // A pattern by name, among `allowed` (default: the four every step takes).
-std::optional<Pattern> parse_pattern(std::string_view text, const std::vector<Pattern>& allowed = OptionSpec{}.patterns);
+std::optional<Pattern> parse_pattern(std::string_view text,
+                                     const std::vector<Pattern>& allowed = OptionSpec{}.patterns);
 
 // The --help text: a title line "<program>: <lesson>", the usage, the options with their defaults
 // (spec's own among them; the refused ones with their reason), any notes, and the exit codes.

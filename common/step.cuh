@@ -53,9 +53,9 @@ struct LaunchShape {
 
 // What the harness tells a launcher about the launch it may make.
 struct LaunchConfig {
-  int block = kDefaultBlock;     // threads per block (--block): a power of two from 32 to 1024
-  int device = 0;                // the CUDA device ordinal the stream belongs to
-  int sm_count = 0;              // that device's multiprocessor count, for steps that size their grid from it
+  int block = kDefaultBlock;  // threads per block (--block): a power of two from 32 to 1024
+  int device = 0;             // the CUDA device ordinal the stream belongs to
+  int sm_count = 0;           // that device's multiprocessor count, for steps that size their grid from it
   // Blocks of the main kernel when > 0, instead of the step's own choice (--grid): lets a test or a
   // user imitate a GPU with another SM count. Steps whose grid is fixed by their algorithm ignore it.
   std::int64_t grid = 0;
@@ -67,13 +67,20 @@ struct LaunchConfig {
 template <typename F>
 cudaError_t with_block_size(int block, F&& f) {
   switch (block) {
-    case 32: return f(std::integral_constant<unsigned, 32>{});
-    case 64: return f(std::integral_constant<unsigned, 64>{});
-    case 128: return f(std::integral_constant<unsigned, 128>{});
-    case 256: return f(std::integral_constant<unsigned, 256>{});
-    case 512: return f(std::integral_constant<unsigned, 512>{});
-    case 1024: return f(std::integral_constant<unsigned, 1024>{});
-    default: return cudaErrorInvalidValue;
+    case 32:
+      return f(std::integral_constant<unsigned, 32>{});
+    case 64:
+      return f(std::integral_constant<unsigned, 64>{});
+    case 128:
+      return f(std::integral_constant<unsigned, 128>{});
+    case 256:
+      return f(std::integral_constant<unsigned, 256>{});
+    case 512:
+      return f(std::integral_constant<unsigned, 512>{});
+    case 1024:
+      return f(std::integral_constant<unsigned, 1024>{});
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 
@@ -93,8 +100,8 @@ struct Step {
   // (CUB), where --block is refused with the reason.
   BlockRule block;
   std::size_t (*scratch_bytes)(std::int64_t n, const LaunchConfig& cfg);
-  cudaError_t (*launch)(const float* in, std::int64_t n, float* out, Scratch scratch,
-                        const LaunchConfig& cfg, cudaStream_t stream);
+  cudaError_t (*launch)(const float* in, std::int64_t n, float* out, Scratch scratch, const LaunchConfig& cfg,
+                        cudaStream_t stream);
   // True when the launcher relies on the scratch being zero-filled when it starts, and so leaves it
   // zero-filled again when its kernels finish (the tests check that). Other steps may leave anything.
   bool needs_zeroed_scratch = false;

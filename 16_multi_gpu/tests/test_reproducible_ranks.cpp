@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "14_reproducible/bits.hpp"       // 14_reproducible_host
+#include "14_reproducible/bits.hpp"          // 14_reproducible_host
 #include "14_reproducible/reproducible.cuh"  // 14_reproducible_kernel
-#include "15_exact/exact_acc.hpp"  // 15_exact: the accumulator on the CPU, the oracle of the exact mode
+#include "15_exact/exact_acc.hpp"            // 15_exact: the accumulator on the CPU, the oracle of the exact mode
 #include "16_multi_gpu/ranks.cuh"
 #include "input.hpp"
 #include "tests/gpu_test_util.hpp"
@@ -53,8 +53,8 @@ std::string team_gives(step16::ReproducibleTeam& team, const std::vector<float>&
   if (res.results.size() != 3) why << res.results.size() << " results for 3 runs; ";
   for (float v : res.results)
     if (step14::bits_text(v) != step14::bits_text(want)) {
-      why << "bits " << step14::bits_text(v) << " (" << v << "), the single launch's " << step14::bits_text(want) << " ("
-          << want << "); ";
+      why << "bits " << step14::bits_text(v) << " (" << v << "), the single launch's " << step14::bits_text(want)
+          << " (" << want << "); ";
       break;
     }
   if (!res.ranks_agree) why << "the ranks hold different totals; ";
@@ -98,7 +98,10 @@ TEST(ExactRanks, OneToEightVirtualRanksGiveTheSingleLaunchsBits) {
 
 // The shards are cut on tile boundaries of the global n, and cover every tile once.
 TEST(ReproducibleRanks, ShardsCoverTheTilesInOrder) {
-  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{4097}, (std::int64_t{1} << 24) + 5,
+  for (std::int64_t n : {std::int64_t{0},
+                         std::int64_t{1},
+                         std::int64_t{4097},
+                         (std::int64_t{1} << 24) + 5,
                          (std::int64_t{1} << 33) + 3}) {
     for (int ranks = 1; ranks <= 9; ++ranks) {
       std::int64_t next = 0, elements = 0;
@@ -133,9 +136,9 @@ struct Case {
 
 std::string show(const Case& c) {
   std::ostringstream s;
-  s << "n=" << c.n << " pattern=" << (c.pattern ? reduce::to_string(*c.pattern) : std::string("wide")) << " seed="
-    << c.seed << " ranks=" << c.ranks << " block=" << c.block << " grid=" << c.grid << " (single launch: block="
-    << c.single_block << " grid=" << c.single_grid << ")";
+  s << "n=" << c.n << " pattern=" << (c.pattern ? reduce::to_string(*c.pattern) : std::string("wide"))
+    << " seed=" << c.seed << " ranks=" << c.ranks << " block=" << c.block << " grid=" << c.grid
+    << " (single launch: block=" << c.single_block << " grid=" << c.single_grid << ")";
   return s.str();
 }
 
@@ -149,7 +152,8 @@ std::vector<float> wide_input(std::int64_t n, std::uint64_t seed) {
       x[i] = -x[prop::uniform(rng, 0, i - 1)];
       continue;
     }
-    const std::uint32_t bits = static_cast<std::uint32_t>(prop::uniform(rng, 0, 0xffffffffLL)) & 0xff7fffffu;  // no NaN, inf
+    const std::uint32_t bits =
+        static_cast<std::uint32_t>(prop::uniform(rng, 0, 0xffffffffLL)) & 0xff7fffffu;  // no NaN, inf
     std::memcpy(&x[i], &bits, sizeof bits);
   }
   return x;
@@ -158,7 +162,8 @@ std::vector<float> wide_input(std::int64_t n, std::uint64_t seed) {
 Case random_case(prop::Rng& rng) {
   Case c;
   const int log2 = static_cast<int>(prop::uniform(rng, 0, 22));
-  c.n = log2 == 0 ? prop::uniform(rng, 0, 8) : prop::uniform(rng, (std::int64_t{1} << log2) / 2, std::int64_t{1} << log2);
+  c.n =
+      log2 == 0 ? prop::uniform(rng, 0, 8) : prop::uniform(rng, (std::int64_t{1} << log2) / 2, std::int64_t{1} << log2);
   using P = reduce::Pattern;
   const std::vector<std::optional<P>> patterns = {std::nullopt, P::mixed, P::uniform, P::integers, P::ties, P::limits};
   c.pattern = prop::pick(rng, patterns);
@@ -197,14 +202,19 @@ std::string verify(Sum sum, const Case& c) {
 
 TEST(RanksProperty, ExactModeGivesTheSingleLaunchsBits) {
   SKIP_WITHOUT_GPU();
-  prop::check<Case>("exact_virtual_ranks", 200, random_case, [](const Case& c) { return verify(Sum::exact, c); },
-                    smaller, show);
+  prop::check<Case>(
+      "exact_virtual_ranks", 200, random_case, [](const Case& c) { return verify(Sum::exact, c); }, smaller, show);
 }
 
 TEST(RanksProperty, ReproducibleModeGivesTheSingleLaunchsBits) {
   SKIP_WITHOUT_GPU();
-  prop::check<Case>("reproducible_virtual_ranks", 200, random_case,
-                    [](const Case& c) { return verify(Sum::order, c); }, smaller, show);
+  prop::check<Case>(
+      "reproducible_virtual_ranks",
+      200,
+      random_case,
+      [](const Case& c) { return verify(Sum::order, c); },
+      smaller,
+      show);
 }
 
 // --- Real GPUs: one rank per GPU through NCCL ----------------------------------------------------

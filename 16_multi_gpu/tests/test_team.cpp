@@ -67,8 +67,8 @@ std::vector<float> reduce_and_check(int gpus, std::int64_t n, Pattern p, std::ui
   EXPECT_EQ(t.collective_ms.size(), 3u);
   for (std::size_t k = 0; k < t.results.size(); ++k) {
     const reduce::Check c = reduce::check_result(t.results[k], ref, n, p);
-    EXPECT_TRUE(c.passed) << gpus << " GPUs, n = " << n << ", pattern " << reduce::to_string(p) << ", run " << k
-                          << ": " << t.results[k] << " vs " << ref.sum << " (allowed " << c.tolerance << ")";
+    EXPECT_TRUE(c.passed) << gpus << " GPUs, n = " << n << ", pattern " << reduce::to_string(p) << ", run " << k << ": "
+                          << t.results[k] << " vs " << ref.sum << " (allowed " << c.tolerance << ")";
     if (p == Pattern::integers) EXPECT_TRUE(c.exact) << "the int pattern is checked exactly";
     EXPECT_EQ(std::memcmp(&t.results[k], &t.results[0], sizeof(float)), 0) << "run " << k << " differs from run 0";
   }
@@ -86,18 +86,19 @@ TEST_P(MultiGpuSizes, SumMatchesTheReference) {
 
 // 0 and sizes below N (empty shards); primes and odd sizes (shards one element apart, not
 // multiples of 4, so step 10's head and tail paths run on every GPU); one size past L2.
-INSTANTIATE_TEST_SUITE_P(
-    Gpus, MultiGpuSizes,
-    ::testing::Combine(::testing::Values(1, 2, 4),
-                       ::testing::Values(std::int64_t{0}, std::int64_t{1}, std::int64_t{2}, std::int64_t{3},
-                                         std::int64_t{5}, std::int64_t{31}, std::int64_t{1025}, std::int64_t{65537},
-                                         std::int64_t{1000003}, (std::int64_t{1} << 22) + 3,
-                                         (std::int64_t{1} << 25) + 1),
-                       ::testing::Values(Pattern::integers, Pattern::mixed)),
-    [](const auto& info) {
-      return std::to_string(std::get<0>(info.param)) + "gpus_n" + std::to_string(std::get<1>(info.param)) + "_" +
-             reduce::to_string(std::get<2>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Gpus, MultiGpuSizes,
+                         ::testing::Combine(::testing::Values(1, 2, 4),
+                                            ::testing::Values(std::int64_t{0}, std::int64_t{1}, std::int64_t{2},
+                                                              std::int64_t{3}, std::int64_t{5}, std::int64_t{31},
+                                                              std::int64_t{1025}, std::int64_t{65537},
+                                                              std::int64_t{1000003}, (std::int64_t{1} << 22) + 3,
+                                                              (std::int64_t{1} << 25) + 1),
+                                            ::testing::Values(Pattern::integers, Pattern::mixed)),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "gpus_n" +
+                                  std::to_string(std::get<1>(info.param)) + "_" +
+                                  reduce::to_string(std::get<2>(info.param));
+                         });
 
 class MultiGpuDeterminism : public ::testing::TestWithParam<int> {};
 
@@ -157,7 +158,8 @@ TEST(MultiGpuSingle, BaselineOverTheWholeArrayOnTheFirstGpu) {
 // 10's work and the collective's; each mode does the ordinary mode's work and more, and (on one GPU)
 // its step's alone. At n = 2^31 + 3 (where the old timing read the reproducible mode 7% faster than the
 // ordinary one) on one GPU and on every GPU; "Huge", so it runs alone (about 35 GB on one GPU).
-class OneClock : public ::testing::TestWithParam<std::tuple<bool, int>> {};  // (every GPU, mode: -1 none, 0 order, 1 exact)
+class OneClock : public ::testing::TestWithParam<std::tuple<bool, int>> {
+};  // (every GPU, mode: -1 none, 0 order, 1 exact)
 
 TEST_P(OneClock, HugeMoreWorkNeverReadsFaster) {
   const auto [every, which] = GetParam();
@@ -176,7 +178,10 @@ TEST_P(OneClock, HugeMoreWorkNeverReadsFaster) {
   step16::Lineup line(step16::Team::all_local(gpus, 512), std::move(mode), /*single_gpu=*/true, /*root=*/true);
   line.load(n, Pattern::uniform, 5, host.data());
   line.time(/*warmup=*/2, /*iters=*/15);
-  const std::string what = std::to_string(gpus) + " GPUs, " + (which < 0 ? "ordinary" : which ? "exact" : "reproducible");
+  const std::string what = std::to_string(gpus) + " GPUs, " +
+                           (which < 0 ? "ordinary"
+                            : which   ? "exact"
+                                      : "reproducible");
   for (const step16::Contender* c : line.contenders()) EXPECT_EQ(c->ms.size(), 15u) << what;
   auto expect_not_faster = [&](const step16::Contender& more, const step16::Contender& base, const char* pair) {
     EXPECT_TRUE(step16::not_faster_beyond_noise(more.ms, base.ms, kNoise))
@@ -193,7 +198,9 @@ INSTANTIATE_TEST_SUITE_P(Gpus, OneClock, ::testing::Combine(::testing::Bool(), :
                          [](const auto& info) {
                            const int which = std::get<1>(info.param);
                            return std::string(std::get<0>(info.param) ? "every_gpu_" : "one_gpu_") +
-                                  (which < 0 ? "ordinary" : which ? "exact" : "reproducible");
+                                  (which < 0 ? "ordinary"
+                                   : which   ? "exact"
+                                             : "reproducible");
                          });
 
 }  // namespace
