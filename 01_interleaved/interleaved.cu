@@ -53,8 +53,8 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
   for (int pass = 0;; ++pass) {
     const std::int64_t blocks = std::max<std::int64_t>(reduce::ceil_div(count, cfg.block), 1);
     float* const dst = blocks == 1 ? out : (pass % 2 == 0 ? ping : pong);
-    reduce_interleaved<<<static_cast<unsigned>(blocks), cfg.block, cfg.block * sizeof(float), stream>>>(
-        src, count, dst);
+    reduce_interleaved<<<static_cast<unsigned>(blocks), cfg.block, cfg.block * sizeof(float), stream>>>(src, count,
+                                                                                                        dst);
     CUDA_TRY(cudaGetLastError());
     if (blocks == 1) return cudaSuccess;
     src = dst;
@@ -63,12 +63,8 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "01_interleaved",
-    "interleaved tree (divergent)",
-    /*deterministic=*/true,
-    reduce::BlockRule::any(),
-    scratch_bytes,
-    launch,
+    "01_interleaved",       "interleaved tree (divergent)",
+    /*deterministic=*/true, reduce::BlockRule::any(),       scratch_bytes, launch,
 };
 
 }  // namespace step01

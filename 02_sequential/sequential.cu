@@ -61,12 +61,8 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "02_sequential",
-    "sequential addressing",
-    /*deterministic=*/true,
-    reduce::BlockRule::any(),
-    scratch_bytes,
-    launch,
+    "02_sequential",        "sequential addressing",
+    /*deterministic=*/true, reduce::BlockRule::any(), scratch_bytes, launch,
 };
 
 }  // namespace step02

@@ -65,12 +65,8 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "03_first_add",
-    "first add during load",
-    /*deterministic=*/true,
-    reduce::BlockRule::any(),
-    scratch_bytes,
-    launch,
+    "03_first_add",         "first add during load",
+    /*deterministic=*/true, reduce::BlockRule::any(), scratch_bytes, launch,
 };
 
 }  // namespace step03

@@ -102,12 +102,8 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "04_unroll_warp",
-    "unrolled, warp-synchronous tail",
-    /*deterministic=*/true,
-    reduce::BlockRule::any(),
-    scratch_bytes,
-    launch,
+    "04_unroll_warp",       "unrolled, warp-synchronous tail",
+    /*deterministic=*/true, reduce::BlockRule::any(),          scratch_bytes, launch,
 };
 
 }  // namespace step04

@@ -99,12 +99,9 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "05_multi_element",
-    "many elements per thread (grid-stride)",
-    /*deterministic=*/true,
-    reduce::BlockRule::any(),
-    scratch_bytes,
-    launch,
+    "05_multi_element",     "many elements per thread (grid-stride)",
+    /*deterministic=*/true, reduce::BlockRule::any(),
+    scratch_bytes,          launch,
 };
 
 }  // namespace step05

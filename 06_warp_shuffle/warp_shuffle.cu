@@ -95,12 +95,8 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "06_warp_shuffle",
-    "warp shuffle reduction",
-    /*deterministic=*/true,
-    reduce::BlockRule::any(),
-    scratch_bytes,
-    launch,
+    "06_warp_shuffle",      "warp shuffle reduction",
+    /*deterministic=*/true, reduce::BlockRule::any(), scratch_bytes, launch,
 };
 
 }  // namespace step06

@@ -99,8 +99,8 @@ cudaError_t launch_grid(const float* in, std::int64_t n, float* out, float* part
   CUDA_TRY(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, cfg.device));
   if (!cooperative) return cudaErrorNotSupported;
   void* args[] = {&in, &n, &partial, &out};
-  CUDA_TRY(cudaLaunchCooperativeKernel(
-      reinterpret_cast<const void*>(reduce_cooperative_grid<Block>), blocks, Block, args, 0, stream));
+  CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce_cooperative_grid<Block>), blocks, Block,
+                                       args, 0, stream));
   return cudaSuccess;
 }
 
@@ -112,12 +112,9 @@ cudaError_t launch(const float* in, std::int64_t n, float* out, reduce::Scratch 
 }
 
 extern const reduce::Step kStep = {
-    "07_cooperative_grid",
-    "one cooperative launch (grid.sync)",
-    /*deterministic=*/true,
-    reduce::BlockRule::any(),
-    scratch_bytes,
-    launch,
+    "07_cooperative_grid",  "one cooperative launch (grid.sync)",
+    /*deterministic=*/true, reduce::BlockRule::any(),
+    scratch_bytes,          launch,
 };
 
 }  // namespace step07

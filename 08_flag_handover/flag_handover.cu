@@ -123,8 +123,8 @@ cudaError_t launch_grid(const float* in, std::int64_t n, float* out, unsigned lo
   CUDA_TRY(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, cfg.device));
   if (!cooperative) return cudaErrorNotSupported;
   void* args[] = {&in, &n, &slots, &out};
-  CUDA_TRY(cudaLaunchCooperativeKernel(
-      reinterpret_cast<const void*>(reduce_flag_handover<Block>), blocks, Block, args, 0, stream));
+  CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(reduce_flag_handover<Block>), blocks, Block, args,
+                                       0, stream));
   return cudaSuccess;
 }
 

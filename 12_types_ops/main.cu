@@ -34,19 +34,14 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
     for (reduce::Field& e : step12::typed_result_fields<T, O>(*x)) f.push_back(std::move(e));
     return f;
   };
-  // The rivals: CUB's DeviceReduce for the same type and operator, and for stats this step's sum of the
-  // same type (the bar: stats >= 0.95x of it).
-  m.rivals = {{"cub",
-               step12::cub_scratch_bytes<T, O>,
-               step12::cub_launch<T, O>,
-               1,
-               "",
-               {reduce::number_field("cub_passes", O == Op::stats ? 4 : 1)}}};
+  // The rivals: CUB's DeviceReduce for the same type and operator; for stats also this step's sum (below).
+  reduce::Rival<T, S> cub{"cub", step12::cub_scratch_bytes<T, O>, step12::cub_launch<T, O>};
+  cub.fields = {reduce::number_field("cub_passes", O == Op::stats ? 4 : 1)};
+  m.rivals = {cub};
   m.rival_verdict = [&](const S* x) { return step12::cub_verdict<T, O>(*x, ref, opt.pattern); };
   reduce::Report r = bed.measure(emit, m).record;
   if constexpr (O == Op::stats) {
-    const reduce::Rival<T, Sum> sum{"sum",
-                                    [&](std::int64_t k) { return step12::scratch_bytes<T, Op::sum>(k, cfg); },
+    const reduce::Rival<T, Sum> sum{"sum", [&](std::int64_t k) { return step12::scratch_bytes<T, Op::sum>(k, cfg); },
                                     [&](const T* in, std::int64_t k, Sum* out, reduce::Scratch s, cudaStream_t st) {
                                       return step12::launch<T, Op::sum>(in, k, out, s, cfg, st);
                                     }};

@@ -13,9 +13,7 @@ namespace reduce {
 template <typename T>
 TypedReference<T> typed_reference(const T* x, std::int64_t n, bool moments) {
   TypedReference<T> r = fold_chunks(
-      x,
-      n,
-      TypedReference<T>{},
+      x, n, TypedReference<T>{},
       [](TypedReference<T>& a, T v) {
         const long double l = static_cast<long double>(v);
         a.sum += l;
@@ -38,10 +36,7 @@ TypedReference<T> typed_reference(const T* x, std::int64_t n, bool moments) {
     r.mean = r.sum / n;
     const long double mean = r.mean;
     r.m2 = fold_chunks(
-        x,
-        n,
-        0.0L,
-        [mean](long double& a, T v) { a += (v - mean) * (v - mean); },
+        x, n, 0.0L, [mean](long double& a, T v) { a += (v - mean) * (v - mean); },
         [](long double& a, long double b) { a += b; });
   }
   return r;
@@ -55,9 +50,7 @@ Check check_sum(S gpu, const TypedReference<T>& ref, Pattern p) {
   if constexpr (std::is_integral_v<S>)
     return check_value(gpu, ref.exact_sum, true, 0.0);  // exact, wrapped
   else
-    return check_value(gpu,
-                       ref.sum,
-                       exact_sum_is_fair(p, ref.sum, std::numeric_limits<S>::digits),
+    return check_value(gpu, ref.sum, exact_sum_is_fair(p, ref.sum, std::numeric_limits<S>::digits),
                        tolerance_for(ref.count, static_cast<double>(ref.abs_sum), unit_roundoff<S>()));
 }
 
@@ -82,11 +75,8 @@ Check check_typed(const typename op_t<O, T>::State& gpu, const TypedReference<T>
         {"min", check_value(gpu.min, ref.min, true, 0.0)},
         {"max", check_value(gpu.max, ref.max, true, 0.0)},
         {"sum_squares", check_value(gpu.sum_squares, ref.sum_squares, false, squares_tol)},
-        {"mean",
-         check_value(gpu.moments.mean,
-                     ref.mean,
-                     false,
-                     n > 0 ? tolerance_for(n, static_cast<double>(ref.abs_sum), u) / n : 0.0)},
+        {"mean", check_value(gpu.moments.mean, ref.mean, false,
+                             n > 0 ? tolerance_for(n, static_cast<double>(ref.abs_sum), u) / n : 0.0)},
         {"m2", check_value(gpu.moments.m2, ref.m2, false, 2.0 * squares_tol)},
     };
     // Reported: the first field that failed, or else the mean's check.

@@ -21,14 +21,10 @@ inline reduce::OptionSpec spec(std::string& type, std::string& op) {
   reduce::OptionSpec s;
   s.summary = "Reduces n elements of --type with --op on the GPU";
   s.extra = {
-      reduce::choice_option("--type",
-                            type,
-                            {"float", "double", "int32", "int64"},
+      reduce::choice_option("--type", type, {"float", "double", "int32", "int64"},
                             "element type; an int32 sum accumulates in int64 (exact up to 2^32 elements),\n"
                             "                   an int64 sum wraps as two's complement"),
-      reduce::choice_option("--op",
-                            op,
-                            {"sum", "min", "max", "stats"},
+      reduce::choice_option("--op", op, {"sum", "min", "max", "stats"},
                             "operator; min and max propagate NaN, min(-0,+0) = -0, max(-0,+0) = +0, and n = 0\n"
                             "                   gives the identity (+inf / -inf, the type's max / min); stats = "
                             "count,\n                   sum, min, max, sum of squares, mean and variance (M2 / n) in "

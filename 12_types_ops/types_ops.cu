@@ -42,9 +42,7 @@ using Loader = reduce::agent::TileLoader<T, Policy>;
 template <typename T, typename F>
 __device__ void for_each_vector(const Loader<T>& loader, F&& per_vector) {
   loader.tiles(
-      blockIdx.x,
-      gridDim.x,
-      threadIdx.x,
+      blockIdx.x, gridDim.x, threadIdx.x,
       [&](const Vec<T>(&x)[kLoadsInFlight]) {
 #pragma unroll
         for (int k = 0; k < kLoadsInFlight; ++k) per_vector(x[k]);
@@ -386,8 +384,8 @@ cudaError_t cub_passes(void* temp, std::size_t* bytes, const T* in, std::int64_t
         pass([&](std::size_t& h) { return min(h, min_out); }),
         pass([&](std::size_t& h) { return max(h, max_out); }),
         pass([&](std::size_t& h) {
-          return cub::DeviceReduce::TransformReduce(
-              temp, h, in, squares_out, n, ::cuda::std::plus<R>{}, Square<R>{}, R{0}, stream);
+          return cub::DeviceReduce::TransformReduce(temp, h, in, squares_out, n, ::cuda::std::plus<R>{}, Square<R>{},
+                                                    R{0}, stream);
         }),
     };
     for (cudaError_t x : errors)
@@ -413,11 +411,11 @@ cudaError_t cub_launch(const T* in, std::int64_t n, State<T, O>* out, reduce::Sc
   return cub_passes<T, O>(scratch.data, &bytes, in, n, out, stream);
 }
 
-#define STEP12_INSTANTIATE(T, O)                                                                         \
-  template std::size_t scratch_bytes<T, O>(std::int64_t, const reduce::LaunchConfig&);                   \
-  template cudaError_t launch<T, O>(                                                                     \
-      const T*, std::int64_t, State<T, O>*, reduce::Scratch, const reduce::LaunchConfig&, cudaStream_t); \
-  template std::size_t cub_scratch_bytes<T, O>(std::int64_t);                                            \
+#define STEP12_INSTANTIATE(T, O)                                                           \
+  template std::size_t scratch_bytes<T, O>(std::int64_t, const reduce::LaunchConfig&);     \
+  template cudaError_t launch<T, O>(const T*, std::int64_t, State<T, O>*, reduce::Scratch, \
+                                    const reduce::LaunchConfig&, cudaStream_t);            \
+  template std::size_t cub_scratch_bytes<T, O>(std::int64_t);                              \
   template cudaError_t cub_launch<T, O>(const T*, std::int64_t, State<T, O>*, reduce::Scratch, cudaStream_t);
 #define STEP12_INSTANTIATE_OPS(T) \
   STEP12_INSTANTIATE(T, Op::sum)  \

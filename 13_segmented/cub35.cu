@@ -16,21 +16,13 @@ const char* cccl_version() { return reduce::newest_cccl_version(); }
 
 std::size_t scratch_bytes(std::int64_t segments, std::int64_t segment_size) {
   std::size_t a = 0, b = 0;
-  if (cub::DeviceSegmentedReduce::Sum(nullptr,
-                                      a,
-                                      static_cast<const float*>(nullptr),
-                                      static_cast<float*>(nullptr),
-                                      segments,
-                                      static_cast<const std::int64_t*>(nullptr),
+  if (cub::DeviceSegmentedReduce::Sum(nullptr, a, static_cast<const float*>(nullptr), static_cast<float*>(nullptr),
+                                      segments, static_cast<const std::int64_t*>(nullptr),
                                       static_cast<const std::int64_t*>(nullptr)) != cudaSuccess)
     a = 0;
   if (segment_size > 0 && segment_size <= INT_MAX &&
-      cub::DeviceSegmentedReduce::Sum(nullptr,
-                                      b,
-                                      static_cast<const float*>(nullptr),
-                                      static_cast<float*>(nullptr),
-                                      segments,
-                                      static_cast<int>(segment_size)) != cudaSuccess)
+      cub::DeviceSegmentedReduce::Sum(nullptr, b, static_cast<const float*>(nullptr), static_cast<float*>(nullptr),
+                                      segments, static_cast<int>(segment_size)) != cudaSuccess)
     b = 0;
   return std::max<std::size_t>({a, b, 1});
 }

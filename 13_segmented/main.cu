@@ -25,9 +25,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
                       : how == "block" ? step13::Search::block
                                        : step13::Search::automatic;
   // More device memory: the offsets, and the results of the step's and three rivals' runs.
-  reduce::Testbed<float> bed(opt,
-                             device,
-                             step13::scratch_bytes(opt.n),
+  reduce::Testbed<float> bed(opt, device, step13::scratch_bytes(opt.n),
                              offsets.size() * 8 + 4 * (opt.warmup + opt.iters) * segments * sizeof(float));
   reduce::DeviceBuffer<std::int64_t> d_offsets(offsets.size());
   CUDA_CHECK(cudaMemcpy(d_offsets.get(), offsets.data(), d_offsets.bytes(), cudaMemcpyHostToDevice));
@@ -52,10 +50,9 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
                                       reduce::number_field("segments", double(segments)),
                                       reduce::number_field("mean_len", segments > 0 ? double(covered) / segments : 0.0),
                                       reduce::number_field("wrong_segments", double(check.wrong)),
-                                      reduce::text_field("search",
-                                                         fixed > 0 ? "computed"
-                                                         : kernel  ? "kernel"
-                                                                   : "block")};
+                                      reduce::text_field("search", fixed > 0 ? "computed"
+                                                                   : kernel  ? "kernel"
+                                                                             : "block")};
   };
   // The rivals (rivals.cuh): "vs x" in the record is this step over x.
   m.rivals = step13::rivals(d_offsets.get(), offsets.front(), segments, equal_length);

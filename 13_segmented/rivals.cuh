@@ -16,19 +16,16 @@ namespace step13 {
 inline std::vector<reduce::Rival<float>> rivals(const std::int64_t* offsets, std::int64_t first, std::int64_t segments,
                                                 std::int64_t equal_length) {
   const std::string absent35 = cub35::available() ? "" : cub35::why_absent();
-  return {{"cub",
-           [=](std::int64_t) { return cub_scratch_bytes(segments); },
+  return {{"cub", [=](std::int64_t) { return cub_scratch_bytes(segments); },
            [=](const float* in, std::int64_t, float* out, reduce::Scratch s, cudaStream_t st) {
              return launch_cub(in, offsets, segments, out, s, st);
            },
            segments},
-          {"cub35_fixed",
-           [=](std::int64_t) { return cub35::scratch_bytes(segments, equal_length); },
+          {"cub35_fixed", [=](std::int64_t) { return cub35::scratch_bytes(segments, equal_length); },
            [=](const float* in, std::int64_t, float* out, reduce::Scratch s, cudaStream_t st) {
              return cub35::sum_fixed(in + first, segments, equal_length, out, s.data, s.bytes, st);
            },
-           segments,
-           equal_length > 0 ? absent35 : "segments of more than one length"},
+           segments, equal_length > 0 ? absent35 : "segments of more than one length"},
           {"cub35",
            [=](std::int64_t) { return cub35::scratch_bytes(segments, 0); },
            [=](const float* in, std::int64_t, float* out, reduce::Scratch s, cudaStream_t st) {

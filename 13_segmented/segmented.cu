@@ -365,8 +365,8 @@ __global__ void __launch_bounds__(kBlock, kTileBlocksPerSm)
     if (static_cast<int>(lane) < head)
       __pipeline_memcpy_async(&staged[warp][4 - head + lane], in + batch_begin + lane, 4);
     if (static_cast<int>(lane) >= 32 - tail)
-      __pipeline_memcpy_async(
-          &staged[warp][4 + 4 * vectors + lane - (32 - tail)], in + body + 4 * vectors + lane - (32 - tail), 4);
+      __pipeline_memcpy_async(&staged[warp][4 + 4 * vectors + lane - (32 - tail)],
+                              in + body + 4 * vectors + lane - (32 - tail), 4);
     for (int v = lane; v < vectors; v += 32) __pipeline_memcpy_async(&staged[warp][4 + 4 * v], in + body + 4 * v, 16);
     __pipeline_commit();
     __pipeline_wait_prior(0);
@@ -524,17 +524,8 @@ cudaError_t launch_tiles(const float* in, std::int64_t n, Offsets offsets, std::
       CUDA_TRY(cudaGetLastError());
     }
   }
-  return launch_dependent(sum_tiles<Offsets>,
-                          static_cast<unsigned>(grid),
-                          stream,
-                          search_first,
-                          in,
-                          n,
-                          offsets,
-                          segments,
-                          search_first,
-                          out,
-                          tile);
+  return launch_dependent(sum_tiles<Offsets>, static_cast<unsigned>(grid), stream, search_first, in, n, offsets,
+                          segments, search_first, out, tile);
 }
 
 template <int Vectors>
@@ -555,8 +546,8 @@ bool search_in_kernel(std::int64_t n, std::int64_t segments, Search search) {
 
 cudaError_t launch(const float* in, std::int64_t n, const std::int64_t* offsets, std::int64_t segments, float* out,
                    reduce::Scratch scratch, cudaStream_t stream, Search search) {
-  return launch_tiles(
-      in, n, OffsetArray{offsets}, segments, out, scratch, stream, search_in_kernel(n, segments, search));
+  return launch_tiles(in, n, OffsetArray{offsets}, segments, out, scratch, stream,
+                      search_in_kernel(n, segments, search));
 }
 
 cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_size, std::int64_t segments, float* out,
@@ -592,13 +583,9 @@ cudaError_t launch_fixed(const float* in, std::int64_t n, std::int64_t segment_s
 
 std::size_t cub_scratch_bytes(std::int64_t segments) {
   std::size_t bytes = 0;
-  const cudaError_t e = cub::DeviceSegmentedReduce::Sum(nullptr,
-                                                        bytes,
-                                                        static_cast<const float*>(nullptr),
-                                                        static_cast<float*>(nullptr),
-                                                        segments,
-                                                        static_cast<const std::int64_t*>(nullptr),
-                                                        static_cast<const std::int64_t*>(nullptr));
+  const cudaError_t e = cub::DeviceSegmentedReduce::Sum(
+      nullptr, bytes, static_cast<const float*>(nullptr), static_cast<float*>(nullptr), segments,
+      static_cast<const std::int64_t*>(nullptr), static_cast<const std::int64_t*>(nullptr));
   return e == cudaSuccess ? std::max<std::size_t>(bytes, 1) : 1;
 }
 

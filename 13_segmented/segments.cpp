@@ -192,12 +192,10 @@ std::vector<reduce::ExtraOption> options() {
   size.set = [](const std::string& v) { args().segment_size = *reduce::parse_count(v); };
   return {
       reduce::choice_option("--segments", args().segments, names, described),
-      reduce::text_option(
-          "--offsets", args().offsets, "a file of S + 1 integers (white space between) instead of --segments", "FILE"),
+      reduce::text_option("--offsets", args().offsets,
+                          "a file of S + 1 integers (white space between) instead of --segments", "FILE"),
       size,
-      reduce::choice_option("--search",
-                            args().search,
-                            {"auto", "kernel", "block"},
+      reduce::choice_option("--search", args().search, {"auto", "kernel", "block"},
                             "where each tile's first segment is found in the offsets: auto (a kernel of its own where\n"
                             "                     the segments outnumber the tiles of 32768 floats, else each block),\n"
                             "                     kernel, or block (the record's \"search\" says which ran)")};

@@ -61,12 +61,9 @@ std::string bits_line(const BitsCase& c, float result) {
 }
 
 std::vector<BitsEntry> parse_bits_text(const std::string& text, const std::string& name) {
-  const std::vector<reduce::Pattern> all = {reduce::Pattern::constant,
-                                            reduce::Pattern::integers,
-                                            reduce::Pattern::uniform,
-                                            reduce::Pattern::mixed,
-                                            reduce::Pattern::nan,
-                                            reduce::Pattern::inf};
+  const std::vector<reduce::Pattern> all = {reduce::Pattern::constant, reduce::Pattern::integers,
+                                            reduce::Pattern::uniform,  reduce::Pattern::mixed,
+                                            reduce::Pattern::nan,      reduce::Pattern::inf};
   std::vector<BitsEntry> entries;
   std::map<std::string, int> lines;  // case -> its line
   std::istringstream in(text);

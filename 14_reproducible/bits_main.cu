@@ -38,24 +38,19 @@ reduce::OptionSpec spec() {
   s.method = "Nothing is timed: the bits are the result.";
   s.block = step14::kStep.block;
   s.extra = {
-      reduce::text_option("--check",
-                          check_file,
+      reduce::text_option("--check", check_file,
                           std::string("compare every case's bits and value with FILE, a regular file\n") +
                               "                   of at most 1 MiB (" + kBitsFile +
                               ");\n"
                               "                   exit 1 when a case differs or is missing",
                           "FILE"),
       reduce::flag_option("--subset", subset, "with --check: run and compare only the cases FILE holds"),
-      reduce::text_option("--write",
-                          write_file,
+      reduce::text_option("--write", write_file,
                           "write the cases' bits to FILE, with the device named in its header\n"
                           "                   (a file is replaced by a rename; a device or FIFO written in place)",
                           "FILE"),
       reduce::flag_option("--cpu", cpu, "the CPU model of the order instead of the GPU"),
-      reduce::integer_option("--grid",
-                             grid,
-                             1,
-                             0x7fffffff,
+      reduce::integer_option("--grid", grid, 1, 0x7fffffff,
                              "blocks (default: the device's SMs x resident blocks per SM), to imitate another GPU",
                              "G")};
   const char* fixed = "the cases of the bits file fix n, pattern and seed";

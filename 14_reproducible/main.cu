@@ -55,10 +55,7 @@ int main(int argc, char** argv) {
   reduce::Bench b{"14_reproducible", step14::kStep.lesson};
   b.spec.summary = "Sums n floats on the GPU with the same bits whatever the grid, the block size and the GPU";
   b.spec.extra = {reduce::integer_option(
-      "--grid",
-      grid,
-      1,
-      0x7fffffff,
+      "--grid", grid, 1, 0x7fffffff,
       "blocks (default: one per tile up to SMs x resident blocks per SM, past that the\n"
       "                   tiles spread evenly over the fewest rounds): imitates another GPU; the\n"
       "                   result's bits must not change")};
@@ -66,9 +63,8 @@ int main(int argc, char** argv) {
   b.spec.block = step14::kStep.block;
   b.spec.notes =
       "The result must have the bits of the CPU model of the step's order (order.hpp). The same run times step 10,\n"
-      "CUB's DeviceReduce::Sum (toolkit CCCL) and, when built with a CCCL 3.5 (-DCCCL_DIR), CUB's gpu_to_gpu sum;\n"
-      "the record gives each as <name>_gbps and vs_<name>, each one's error against the exact sum\n"
-      "(<name>_abs_error, <name>_rel_error), its bits and whether it passed the suite's check (<name>_passed).";
+      "CUB's DeviceReduce::Sum (toolkit CCCL) and, when built with a CCCL 3.5 (-DCCCL_DIR), CUB's gpu_to_gpu sum:\n"
+      "<name>_gbps, vs_<name>, <name>_abs_error, <name>_rel_error, its bits and <name>_passed.";
   b.measure = measure;
   return reduce::run_bench(b, argc, argv);
 }

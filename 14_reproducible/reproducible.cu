@@ -54,9 +54,7 @@ __device__ void load_round_scalar(const float* tile, std::int64_t left, int r, u
 #pragma unroll
   for (int k = 0; k < kLoads; ++k) {
     const std::int64_t i = 4 * (std::int64_t{r} * 32 * kLoads + k * 32 + lane);
-    x[k] = {i < left ? tile[i] : 0.0f,
-            i + 1 < left ? tile[i + 1] : 0.0f,
-            i + 2 < left ? tile[i + 2] : 0.0f,
+    x[k] = {i < left ? tile[i] : 0.0f, i + 1 < left ? tile[i + 1] : 0.0f, i + 2 < left ? tile[i + 2] : 0.0f,
             i + 3 < left ? tile[i + 3] : 0.0f};
   }
 }
@@ -305,9 +303,7 @@ struct Partials {
     for (int b = 0; b < kBatch; ++b) {
       const unsigned t = 4 * q[b];  // the partials need not be 16-byte aligned, nor padded
       if (q[b] < quads)
-        v[b] = {sums[t],
-                t + 1 < tiles ? sums[t + 1] : 0.0f,
-                t + 2 < tiles ? sums[t + 2] : 0.0f,
+        v[b] = {sums[t], t + 1 < tiles ? sums[t + 1] : 0.0f, t + 2 < tiles ? sums[t + 2] : 0.0f,
                 t + 3 < tiles ? sums[t + 3] : 0.0f};
     }
   }
@@ -363,10 +359,7 @@ cudaError_t grid_for(std::int64_t tiles, const reduce::LaunchConfig& cfg, std::i
 // The tiling of in[0..n) in tiles of 2^lg elements.
 Tiling tiling(const float* in, std::int64_t n, int lg) {
   const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
-  return {in,
-          n,
-          lg,
-          static_cast<unsigned>((n + (std::int64_t{1} << lg) - 1) >> lg),
+  return {in, n, lg, static_cast<unsigned>((n + (std::int64_t{1} << lg) - 1) >> lg),
           aligned ? static_cast<unsigned>(n >> lg) : 0u};
 }
 

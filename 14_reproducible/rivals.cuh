@@ -16,8 +16,7 @@ namespace reduce::rivals {
 // default block where it takes --block, its fixed one where not.
 inline Rival<float> of_step(const char* name, const Step& step, const DeviceInfo& device) {
   const LaunchConfig cfg{step.block.size > 0 ? step.block.size : kDefaultBlock, device.ordinal, device.sm_count};
-  return {name,
-          [&step, cfg](std::int64_t n) { return step.scratch_bytes(n, cfg); },
+  return {name, [&step, cfg](std::int64_t n) { return step.scratch_bytes(n, cfg); },
           [&step, cfg](const float* in, std::int64_t n, float* out, Scratch s, cudaStream_t stream) {
             return step.launch(in, n, out, s, cfg, stream);
           }};

@@ -500,8 +500,8 @@ cudaError_t allow_bins(int device) {
                       used = blocks * (kBinBytes<Block> + kStaticBytes);
     const int percent =
         static_cast<int>(std::min<std::size_t>(100, (100 * used + smem_per_sm - 1) / std::max(smem_per_sm, 1)));
-    CUDA_TRY(cudaFuncSetAttribute(
-        reduce_exact<Block, Round>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kBinBytes<Block>)));
+    CUDA_TRY(cudaFuncSetAttribute(reduce_exact<Block, Round>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(kBinBytes<Block>)));
     return cudaFuncSetAttribute(reduce_exact<Block, Round>, cudaFuncAttributePreferredSharedMemoryCarveout, percent);
   }();
   if (cached) state[device] = static_cast<int>(e) + 1;
@@ -523,8 +523,8 @@ std::int64_t grid_for(std::int64_t n, const reduce::LaunchConfig& cfg, int devic
   if (cfg.grid > 0) return std::min(cfg.grid, kMaxGrid);
   static int per_sm = 0;  // resident blocks per SM of this kernel: asked once
   if (per_sm == 0 && (allow_bins<Block, true>(device) != cudaSuccess ||
-                      cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &per_sm, reduce_exact<Block, true>, Block, kBinBytes<Block>) != cudaSuccess))
+                      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_exact<Block, true>, Block,
+                                                                    kBinBytes<Block>) != cudaSuccess))
     per_sm = 1;
   per_sm = std::min<int>(per_sm, std::max(1u, kResidentThreads / Block));
   const std::int64_t tiles = reduce::ceil_div(n, 4 * std::int64_t{Block} * kLoadsInFlight);

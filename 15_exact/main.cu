@@ -37,9 +37,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   };
   m.fields = [&](const float* x) { return Fields{bits("result_bits", *x), bits("exact_bits", want)}; };
   // The rivals (14_reproducible/rivals.cuh; cub_g2g absent without a CCCL 3.5), within the suite's tolerance.
-  m.rivals = {reduce::rivals::step10(device),
-              reduce::rivals::step14(device),
-              reduce::rivals::cub(device),
+  m.rivals = {reduce::rivals::step10(device), reduce::rivals::step14(device), reduce::rivals::cub(device),
               reduce::rivals::cub_g2g()};
   m.rival_verdict = [&](const float* x) { return reduce::sum_verdict(*x, ref, opt.n, opt.pattern); };
   m.describe = [&](const float* x) { return Fields{bits("bits", *x)}; };
@@ -54,16 +52,10 @@ int main(int argc, char** argv) {
   reduce::Bench b{"15_exact", step15::kStep.lesson};
   b.spec.summary = "Sums n floats exactly on the GPU and rounds once: the bits of Python's math.fsum, on any GPU";
   b.spec.extra = {
-      reduce::integer_option("--grid",
-                             grid,
-                             1,
-                             1 << 20,
+      reduce::integer_option("--grid", grid, 1, 1 << 20,
                              "blocks (default: enough to fill the device), at most 2^20: the bits never change"),
-      reduce::text_option("--write-cases",
-                          cases_file,
-                          "also write the fsum table's cases with this GPU's results to FILE\n"
-                          "                   (check them: python3 15_exact/check_fsum.py FILE)",
-                          "FILE")};
+      reduce::text_option("--write-cases", cases_file,
+                          "also write the fsum table's cases with this GPU's results to FILE (check_fsum.py)", "FILE")};
   b.spec.patterns.insert(b.spec.patterns.end(), {reduce::Pattern::nan, reduce::Pattern::inf, reduce::Pattern::limits});
   b.spec.block = step15::kStep.block;
   b.spec.notes =

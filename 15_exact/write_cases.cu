@@ -30,11 +30,8 @@ bool write_cases(const std::string& path, const reduce::LaunchConfig& cfg) {
     CUDA_CHECK(cudaMemcpy(&results[k], out.get(), sizeof(float), cudaMemcpyDeviceToHost));
     const float want = reduce::exact_sum(x.data(), in.size()).to_float();
     if (step14::same_bits(results[k], want)) continue;
-    std::fprintf(stderr,
-                 "case %s: bits %s, the exact sum's %s\n",
-                 cases[k].name.c_str(),
-                 step14::bits_text(results[k]).c_str(),
-                 step14::bits_text(want).c_str());
+    std::fprintf(stderr, "case %s: bits %s, the exact sum's %s\n", cases[k].name.c_str(),
+                 step14::bits_text(results[k]).c_str(), step14::bits_text(want).c_str());
     ok = false;
   }
   file.commit(step15::cases_text(cases, results));

@@ -1,12 +1,10 @@
 // Step 16: one array, several GPUs, NCCL. Each GPU holds a shard (n / N floats, contiguous) and reduces it with step
 // 10's launcher, linked from its step and not copied; NCCL all-gathers the N partial sums and every GPU adds them in
 // rank order, so the total is bitwise the same on every GPU and run (team.cuh says why not ncclAllReduce). Two modes
-// give the same bits for any number of ranks (ranks.cuh): --reproducible, 14_reproducible's order over
-// the ranks, and --exact, 15_exact's integer accumulators summed by an int64 all-reduce and rounded
-// once; --virtual-ranks N runs N ranks on one GPU. Everything a record compares is timed one way, in
-// the same interleaved rounds (rounds.cuh). This file turns the runs into the harness's records;
-// world.hpp is the world of processes: 16_multi_gpu drives every GPU, 16_multi_gpu_mpi is one process
-// per GPU under mpirun (rank 0 makes the NCCL id, MPI broadcasts it).
+// give the same bits for any number of ranks (ranks.cuh): --reproducible, 14_reproducible's order over the ranks, and
+// --exact, 15_exact's integer accumulators summed by an int64 all-reduce and rounded once; --virtual-ranks N runs N
+// ranks on one GPU. Everything a record compares is timed one way, in the same interleaved rounds (rounds.cuh).
+// world.hpp: 16_multi_gpu drives every GPU; 16_multi_gpu_mpi is one process per GPU under mpirun.
 // Usage: ./16_multi_gpu [--gpus 2] [--n 2^32 | --sweep 16:32] [--single-gpu] [--pattern int] [--format json]
 //        ./16_multi_gpu --reproducible | --exact [--gpus 2 | --virtual-ranks 3] [--n 16777221]
 //        mpirun -np 2 ./16_multi_gpu_mpi [the same, without the two modes]
@@ -59,7 +57,6 @@ void measure_size(step16::Lineup& line, const reduce::Options& opt, const step16
   const reduce::Reference ref = world.total(line.load(n, opt.pattern, opt.seed, whole));
   line.time(opt.warmup, opt.iters);
   for (step16::Contender* c : line.contenders()) world.max_each(c->ms);  // the slowest process's, per run
-
   step16::Team& team = line.team();
   reduce::Report r = reduce::fill_common(emit, at_n, team.first_device());
   if (whole && opt.cpu_runs > 0) reduce::time_cpu_yardsticks(r, whole, n, opt.cpu_runs);
@@ -97,11 +94,9 @@ void measure_size(step16::Lineup& line, const reduce::Options& opt, const step16
   f.timing = timing_of(line);
   r.passed = r.passed && f.gpus_agree && f.single_gpu_correct;
   step16::add_team_fields(r, f);
-  const char* wrong = !f.gpus_agree           ? "the GPUs hold different totals"
-                      : !f.single_gpu_correct ? "step 10 alone was wrong"
-                                              : nullptr;
-  if (world.root() && wrong)
-    std::fprintf(stderr, "%s: n = %lld: %s\n", world.name.c_str(), static_cast<long long>(n), wrong);
+  if (world.root() && !(f.gpus_agree && f.single_gpu_correct))
+    std::fprintf(stderr, "%s: n = %lld: %s\n", world.name.c_str(), static_cast<long long>(n),
+                 f.gpus_agree ? "step 10 alone was wrong" : "the GPUs hold different totals");
   emit(r);
 }
 

@@ -50,26 +50,20 @@ reduce::OptionSpec option_spec(bool mpi, int default_block, Plan& plan) {
   };
   sweep.set = [&plan](const std::string& v) { parse_sweep(v, &plan.sweep_from, &plan.sweep_to); };
   spec.extra = {reduce::integer_option("--gpus", plan.gpus, 1, kMaxGpus, by_rank),
-                reduce::flag_option(
-                    "--per-gpu", plan.per_gpu, "--n (or each size of --sweep) counts floats per GPU (weak scaling)"),
+                reduce::flag_option("--per-gpu", plan.per_gpu,
+                                    "--n (or each size of --sweep) counts floats per GPU (weak scaling)"),
                 sweep,
-                reduce::flag_option("--single-gpu",
-                                    plan.single_gpu,
+                reduce::flag_option("--single-gpu", plan.single_gpu,
                                     "also time step 10 alone on the first GPU over the whole array\n"
                                     "                   (the speedup's baseline; always when N = 1)"),
                 reduce::flag_option(
-                    "--reproducible",
-                    plan.reproducible,
+                    "--reproducible", plan.reproducible,
                     "14_reproducible's order over the ranks instead of step 10 per GPU: the same\n"
                     "                   bits for any number of ranks (the ordinary mode's time is measured beside it)"),
-                reduce::flag_option("--exact",
-                                    plan.exact,
+                reduce::flag_option("--exact", plan.exact,
                                     "15_exact's accumulator per rank, the ranks' limbs summed by an int64\n"
                                     "                   all-reduce: the correctly rounded sum for any number of ranks"),
-                reduce::integer_option("--virtual-ranks",
-                                       plan.virtual_ranks,
-                                       1,
-                                       kMaxGpus,
+                reduce::integer_option("--virtual-ranks", plan.virtual_ranks, 1, kMaxGpus,
                                        "with --reproducible or --exact: N ranks on GPU 0, joined by device copies")};
   spec.notes =
       "Each GPU reduces its shard (about n / N floats) with step 10's kernel; NCCL all-gathers the N partial\n"
@@ -199,12 +193,8 @@ void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f) {
   r.pct_peak = peak > 0 ? 100.0 * r.gbps / peak : 0.0;
   const bool same = f.result_bits == f.single_bits;
   if (!same)
-    std::fprintf(stderr,
-                 "16_multi_gpu: n = %lld, %d ranks: bits %s, %s's single launch gives %s\n",
-                 static_cast<long long>(r.n),
-                 f.ranks,
-                 f.result_bits.c_str(),
-                 f.exact ? "15_exact" : "14_reproducible",
+    std::fprintf(stderr, "16_multi_gpu: n = %lld, %d ranks: bits %s, %s's single launch gives %s\n",
+                 static_cast<long long>(r.n), f.ranks, f.result_bits.c_str(), f.exact ? "15_exact" : "14_reproducible",
                  f.single_bits.c_str());
   if (!f.ranks_agree)
     std::fprintf(stderr, "16_multi_gpu: n = %lld: the ranks hold different totals\n", static_cast<long long>(r.n));
@@ -214,29 +204,20 @@ void add_reproducible_fields(reduce::Report& r, const ReproducibleFields& f) {
   using reduce::text_field;
   const std::int64_t ranks = f.ranks > 0 ? f.ranks : 1;
   const std::string mode = std::string(f.exact ? "exact" : "reproducible") + (f.virtual_ranks ? "_virtual" : "");
-  r.extra.insert(r.extra.end(),
-                 {text_field("mode", mode),
-                  number_field("gpus", f.gpus),
-                  number_field("ranks", f.ranks),
-                  number_field("n_per_gpu", static_cast<double>(f.n_per_gpu))});
+  r.extra.insert(r.extra.end(), {text_field("mode", mode), number_field("gpus", f.gpus), number_field("ranks", f.ranks),
+                                 number_field("n_per_gpu", static_cast<double>(f.n_per_gpu))});
   if (f.exact)
-    r.extra.insert(r.extra.end(),
-                   {number_field("shard_min", static_cast<double>(r.n / ranks)),  // shard_of's cut
-                    number_field("shard_max", static_cast<double>((r.n + ranks - 1) / ranks)),
-                    number_field("limbs", f.limbs),
-                    text_field("result_bits", f.result_bits),
-                    text_field("single_bits", f.single_bits),
-                    bool_field("same_as_single", same)});
+    r.extra.insert(r.extra.end(), {number_field("shard_min", static_cast<double>(r.n / ranks)),  // shard_of's cut
+                                   number_field("shard_max", static_cast<double>((r.n + ranks - 1) / ranks)),
+                                   number_field("limbs", f.limbs), text_field("result_bits", f.result_bits),
+                                   text_field("single_bits", f.single_bits), bool_field("same_as_single", same)});
   else
-    r.extra.insert(r.extra.end(),
-                   {number_field("tiles", static_cast<double>(f.tiles)),
-                    number_field("tiles_per_rank", static_cast<double>(f.tiles_per_rank)),
-                    text_field("result_bits", f.result_bits),
-                    text_field("step14_bits", f.single_bits),
-                    bool_field("same_as_step14", same)});
-  r.extra.insert(
-      r.extra.end(),
-      {bool_field("ranks_agree", f.ranks_agree), text_field("nccl_version", nccl_version_string(f.nccl_version))});
+    r.extra.insert(r.extra.end(), {number_field("tiles", static_cast<double>(f.tiles)),
+                                   number_field("tiles_per_rank", static_cast<double>(f.tiles_per_rank)),
+                                   text_field("result_bits", f.result_bits), text_field("step14_bits", f.single_bits),
+                                   bool_field("same_as_step14", same)});
+  r.extra.insert(r.extra.end(), {bool_field("ranks_agree", f.ranks_agree),
+                                 text_field("nccl_version", nccl_version_string(f.nccl_version))});
   reduce::add_comparison(r, "ordinary", f.ordinary);  // the ordinary mode on as many GPUs
   add_timing_fields(r, f.timing);
 }

@@ -147,8 +147,8 @@ void ReproducibleTeam::load(const float* host, std::int64_t n) {
       CUDA_CHECK(cudaMemsetAsync(m->scratch.get(), 0, m->scratch.bytes(), m->stream.get()));  // step.cuh's contract
     }
     if (m->count > 0)
-      CUDA_CHECK(cudaMemcpyAsync(
-          m->shard.get(), host + m->begin, m->count * sizeof(float), cudaMemcpyHostToDevice, m->stream.get()));
+      CUDA_CHECK(cudaMemcpyAsync(m->shard.get(), host + m->begin, m->count * sizeof(float), cudaMemcpyHostToDevice,
+                                 m->stream.get()));
     CUDA_CHECK(cudaStreamSynchronize(m->stream.get()));
   }
 }
@@ -194,8 +194,8 @@ void ReproducibleTeam::prepare(int runs) {
 
 cudaError_t ReproducibleTeam::launch_shard(const Member& m, cudaStream_t s) const {
   if (sum_ == Sum::order)
-    return step14::sum_shard_tiles(
-        m.shard.get(), n_, m.tiles.first, m.tiles.count, m.partials.get() + m.rank * m.tiles.per, m.cfg, s);
+    return step14::sum_shard_tiles(m.shard.get(), n_, m.tiles.first, m.tiles.count,
+                                   m.partials.get() + m.rank * m.tiles.per, m.cfg, s);
   return step15::accumulate(m.shard.get(), m.count, m.accs.get() + m.rank, reduce::view(m.scratch), m.cfg, s);
 }
 
@@ -208,17 +208,11 @@ void ReproducibleTeam::enqueue_collective() {
         if (from.get() == to.get() || (order && from->tiles.count == 0)) continue;
         CUDA_CHECK(cudaStreamWaitEvent(to->stream.get(), from->done.get(), 0));
         if (order)
-          CUDA_CHECK(cudaMemcpyAsync(to->partials.get() + from->rank * per,
-                                     from->partials.get() + from->rank * per,
-                                     from->tiles.count * sizeof(float),
-                                     cudaMemcpyDeviceToDevice,
-                                     to->stream.get()));
+          CUDA_CHECK(cudaMemcpyAsync(to->partials.get() + from->rank * per, from->partials.get() + from->rank * per,
+                                     from->tiles.count * sizeof(float), cudaMemcpyDeviceToDevice, to->stream.get()));
         else
-          CUDA_CHECK(cudaMemcpyAsync(to->accs.get() + from->rank,
-                                     from->accs.get() + from->rank,
-                                     sizeof(step15::Acc),
-                                     cudaMemcpyDeviceToDevice,
-                                     to->stream.get()));
+          CUDA_CHECK(cudaMemcpyAsync(to->accs.get() + from->rank, from->accs.get() + from->rank, sizeof(step15::Acc),
+                                     cudaMemcpyDeviceToDevice, to->stream.get()));
       }
     if (!order)
       for (auto& m : members_) {  // what NCCL's all-reduce adds for real ranks
@@ -229,11 +223,11 @@ void ReproducibleTeam::enqueue_collective() {
     NCCL_CHECK(ncclGroupStart());
     for (auto& m : members_) {
       if (order)  // in place: rank r's send buffer is slot r of its receive buffer
-        NCCL_CHECK(ncclAllGather(
-            m->partials.get() + m->rank * per, m->partials.get(), per, ncclFloat32, m->comm, m->stream.get()));
+        NCCL_CHECK(ncclAllGather(m->partials.get() + m->rank * per, m->partials.get(), per, ncclFloat32, m->comm,
+                                 m->stream.get()));
       else  // NCCL's order of additions is its own choice: integers make it irrelevant
-        NCCL_CHECK(ncclAllReduce(
-            m->accs.get() + m->rank, m->total.get(), kAccWords, ncclInt64, ncclSum, m->comm, m->stream.get()));
+        NCCL_CHECK(ncclAllReduce(m->accs.get() + m->rank, m->total.get(), kAccWords, ncclInt64, ncclSum, m->comm,
+                                 m->stream.get()));
     }
     NCCL_CHECK(ncclGroupEnd());
   }

@@ -101,13 +101,8 @@ struct World {
     std::vector<double> all = mine;
 #ifdef REDUCE_WITH_MPI
     all.resize(mine.size() * size);  // one shard per rank under MPI
-    MPI_Allgather(mine.data(),
-                  static_cast<int>(mine.size()),
-                  MPI_DOUBLE,
-                  all.data(),
-                  static_cast<int>(mine.size()),
-                  MPI_DOUBLE,
-                  MPI_COMM_WORLD);
+    MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
+                  MPI_DOUBLE, MPI_COMM_WORLD);
 #endif
     reduce::Reference ref;
     for (std::size_t i = 0; i < all.size(); i += 2) {

@@ -24,9 +24,8 @@ class CudaError : public std::runtime_error {
 };
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {
-  throw CudaError(code,
-                  std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
-                      cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")");
+  throw CudaError(code, std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+                            cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")");
 }
 
 }  // namespace reduce

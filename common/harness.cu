@@ -23,20 +23,10 @@ namespace {
 
 // One line on stderr for a wrong run: "<step>: n = N: <whose>run K of T: <what> is X, reference Y ...".
 void tell_wrong(const Report& r, const char* whose, int run, int total, const Verdict& v) {
-  std::fprintf(stderr,
-               "%s: n = %lld: %srun %d of %d: %s is %.17g, reference %.17g (|error| %.3g, allowed %.3g)%s%s\n",
-               r.step.c_str(),
-               static_cast<long long>(r.n),
-               whose,
-               run + 1,
-               total,
-               v.what.empty() ? "the result" : v.what.c_str(),
-               v.result,
-               v.reference,
-               v.check.abs_error,
-               v.check.tolerance,
-               v.note.empty() ? "" : "; ",
-               v.note.c_str());
+  std::fprintf(stderr, "%s: n = %lld: %srun %d of %d: %s is %.17g, reference %.17g (|error| %.3g, allowed %.3g)%s%s\n",
+               r.step.c_str(), static_cast<long long>(r.n), whose, run + 1, total,
+               v.what.empty() ? "the result" : v.what.c_str(), v.result, v.reference, v.check.abs_error,
+               v.check.tolerance, v.note.empty() ? "" : "; ", v.note.c_str());
 }
 
 }  // namespace
@@ -55,15 +45,14 @@ int exit_code(const char* program, std::int64_t n) {
       std::fprintf(stderr,
                    "%s: no usable CUDA device: %s (a GPU this build has no code for, or one that lacks a "
                    "feature the step needs; rebuild with -DCMAKE_CUDA_ARCHITECTURES=native)\n",
-                   program,
-                   e.what());
+                   program, e.what());
       return 77;
     }
     std::fprintf(stderr, "%s: CUDA error: %s\n", program, e.what());
     return 1;
   } catch (const std::bad_alloc&) {
-    std::fprintf(
-        stderr, "%s: no usable machine: not enough host memory for --n %lld\n", program, static_cast<long long>(n));
+    std::fprintf(stderr, "%s: no usable machine: not enough host memory for --n %lld\n", program,
+                 static_cast<long long>(n));
     return 77;
   } catch (const OutputError& e) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
@@ -189,11 +178,8 @@ LaunchShape launch_shape(cudaStream_t stream, const std::function<cudaError_t(cu
 
 void add_comparison(Report& r, const std::string& name, const Summary& ms) {
   const double gbps = gbps_of(bytes_read(r), ms.median);
-  for (Field& f : prefixed(name,
-                           {number_field("median_ms", ms.median),
-                            number_field("min_ms", ms.min),
-                            number_field("max_ms", ms.max),
-                            number_field("gbps", gbps)}))
+  for (Field& f : prefixed(name, {number_field("median_ms", ms.median), number_field("min_ms", ms.min),
+                                  number_field("max_ms", ms.max), number_field("gbps", gbps)}))
     r.extra.push_back(std::move(f));
   r.extra.push_back(number_field("vs_" + name, gbps > 0 ? r.gbps / gbps : 0.0));
   r.extra_samples.emplace_back(name, ms.samples);
@@ -388,10 +374,8 @@ void finish(Report& r, bool input_unchanged, bool speak) {
   const long long n = r.n;
   if (!r.input_unchanged) std::fprintf(stderr, "%s: n = %lld: the step modified its input\n", r.step.c_str(), n);
   if (!determinism_kept)
-    std::fprintf(stderr,
-                 "%s: n = %lld: claims the same bits every run, but repeated runs gave different bits\n",
-                 r.step.c_str(),
-                 n);
+    std::fprintf(stderr, "%s: n = %lld: claims the same bits every run, but repeated runs gave different bits\n",
+                 r.step.c_str(), n);
 }
 
 }  // namespace reduce

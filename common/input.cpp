@@ -168,9 +168,7 @@ Reference reference_sum(const float* x, std::int64_t n) {
     long double sum = 0, abs_sum = 0;  // as precise as the CPU gives (x87: 64-bit mantissa)
   };
   const Sums s = fold_chunks(
-      x,
-      n,
-      Sums{},
+      x, n, Sums{},
       [](Sums& a, float v) {
         a.sum += static_cast<long double>(v);
         a.abs_sum += std::fabs(static_cast<long double>(v));

@@ -181,8 +181,8 @@ Options parse_options(const std::vector<std::string>& args, const OptionSpec& sp
     }
     if (name.rfind("--", 0) != 0)
       throw UsageError("unexpected argument " + quote(args[i]) + " (options start with --; see --help)");
-    static const char* const kKnown[] = {
-        "--n", "--iters", "--warmup", "--block", "--seed", "--pattern", "--format", "--device", "--cpu-runs"};
+    static const char* const kKnown[] = {"--n",       "--iters",  "--warmup", "--block",   "--seed",
+                                         "--pattern", "--format", "--device", "--cpu-runs"};
     const auto extra =
         std::find_if(spec.extra.begin(), spec.extra.end(), [&](const ExtraOption& e) { return e.name == name; });
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown) && extra == spec.extra.end())
@@ -284,12 +284,12 @@ std::string usage(const char* program, const char* lesson, const OptionSpec& spe
      << (spec.summary.empty() ? "Reduces n floats to their sum on the GPU" : spec.summary) << ";\n"
      << spec.method << "\n\n";
   // A common option's line, or "refused here" with the reason where this program refuses it.
-  auto common =
-      [&](const std::string& name, const std::string& left, const std::string& text, const std::string& dflt) {
-        for (const auto& [refused, why] : spec.refused)
-          if (refused == name) return option_line(os, left, "refused here: " + why, "");
-        option_line(os, left, text, dflt);
-      };
+  auto common = [&](const std::string& name, const std::string& left, const std::string& text,
+                    const std::string& dflt) {
+    for (const auto& [refused, why] : spec.refused)
+      if (refused == name) return option_line(os, left, "refused here: " + why, "");
+    option_line(os, left, text, dflt);
+  };
   common("--n", "--n COUNT", "elements: 1000, 4K (=4096), 16M (=2^24), 1G (=2^30) or 2^k", count_text(spec.default_n));
   common("--iters", "--iters N", "timed runs; the report gives median, min and max", std::to_string(d.iters));
   common("--warmup", "--warmup N", "untimed runs before them", std::to_string(d.warmup));
@@ -324,9 +324,7 @@ std::string usage(const char* program, const char* lesson, const OptionSpec& spe
   }
   common("--format", "--format F", "text, or csv or json records for scripts", "text");
   common("--device", "--device N", "CUDA device ordinal", "0");
-  common("--cpu-runs",
-         "--cpu-runs N",
-         "timed runs of each CPU sum (one thread; all cores), 0 skips",
+  common("--cpu-runs", "--cpu-runs N", "timed runs of each CPU sum (one thread; all cores), 0 skips",
          std::to_string(d.cpu_runs));
   option_line(os, "--help", "this text", "");
   if (!spec.notes.empty()) os << "\n" << spec.notes << (spec.notes.back() == '\n' ? "" : "\n");

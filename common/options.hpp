@@ -86,17 +86,9 @@ struct OptionSpec {
       "checks every run's result against a CPU reference and times it (L2 flushed before\n"
       "every timed run, so the bandwidth is DRAM bandwidth).";
   std::vector<ExtraOption> extra;
-  std::vector<Pattern> patterns = {Pattern::constant,
-                                   Pattern::integers,
-                                   Pattern::uniform,
-                                   Pattern::mixed,
-                                   Pattern::normal,
-                                   Pattern::lognormal,
-                                   Pattern::logu40,
-                                   Pattern::logu120,
-                                   Pattern::wide,
-                                   Pattern::outliers,
-                                   Pattern::products};
+  std::vector<Pattern> patterns = {Pattern::constant, Pattern::integers,  Pattern::uniform, Pattern::mixed,
+                                   Pattern::normal,   Pattern::lognormal, Pattern::logu40,  Pattern::logu120,
+                                   Pattern::wide,     Pattern::outliers,  Pattern::products};
   std::int64_t default_n = std::int64_t{1} << 26;  // --n when absent
   BlockRule block;  // --block: free (with its default), fixed or chosen (refused, with the reason)
   // Common options that mean nothing to this program: name -> why. The parser refuses each with that

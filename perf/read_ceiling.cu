@@ -40,8 +40,7 @@ void measure(const reduce::Options& opt, const reduce::DeviceInfo& device, reduc
   // Nothing to check: every run counts as correct, and the record passes when it timed something.
   r.runs_correct = r.runs_total;
   r.exact_check = true;
-  r.extra = {reduce::text_field("input", "zeros"),
-             reduce::number_field("loads_per_thread", kLoads),
+  r.extra = {reduce::text_field("input", "zeros"), reduce::number_field("loads_per_thread", kLoads),
              reduce::text_field("check", "none: it only reads")};
   reduce::finish(r, /*input_unchanged=*/true);
   emit(r);

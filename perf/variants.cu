@@ -120,13 +120,8 @@ void atomics_row(const Out& out, const char* name, const char* variant,
   Acc got{};
   CUDA_CHECK(cudaMemcpy(&got, total.get(), sizeof(Acc), cudaMemcpyDeviceToHost));
   const double rel = ref.sum != 0 ? std::fabs(static_cast<double>(got) - ref.sum) / std::fabs(ref.sum) : 0.0;
-  out.line("%-28s %8.3f ms %10.1f GB/s %12.3e adds/s  result %.9g  rel. error %.2e\n",
-           name,
-           ms.median,
-           n * 4.0 / (ms.median * 1e6),
-           n / (ms.median * 1e-3),
-           static_cast<double>(got),
-           rel);
+  out.line("%-28s %8.3f ms %10.1f GB/s %12.3e adds/s  result %.9g  rel. error %.2e\n", name, ms.median,
+           n * 4.0 / (ms.median * 1e6), n / (ms.median * 1e-3), static_cast<double>(got), rel);
   reduce::Report r = out.record(variant, n, p, 1, ms, reduce::LaunchShape{blocks, 256, 1});
   r.deterministic = false;  // atomics add in whatever order they arrive
   r.result = static_cast<double>(got);
@@ -147,30 +142,14 @@ void set_atomics(const Out& out, const std::vector<int>& logs, reduce::L2Flusher
       DeviceBuffer<float> in(n);
       CUDA_CHECK(cudaMemcpy(in.get(), host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
       out.line("atomics n = 2^%d, pattern %s, reference %.9g\n", k, reduce::to_string(p), ref.sum);
-      atomics_row<float>(out,
-                         "  per element, float",
-                         "per_element_float",
-                         atomic_per_element<float>,
-                         in.get(),
-                         n,
-                         p,
-                         ref,
-                         flusher,
-                         stream);
-      atomics_row<double>(out,
-                          "  per element, double (00)",
-                          "per_element_double",
-                          atomic_per_element<double>,
-                          in.get(),
-                          n,
-                          p,
-                          ref,
-                          flusher,
-                          stream);
-      atomics_row<float>(
-          out, "  per warp, float", "per_warp_float", atomic_per_warp<float>, in.get(), n, p, ref, flusher, stream);
-      atomics_row<double>(
-          out, "  per warp, double", "per_warp_double", atomic_per_warp<double>, in.get(), n, p, ref, flusher, stream);
+      atomics_row<float>(out, "  per element, float", "per_element_float", atomic_per_element<float>, in.get(), n, p,
+                         ref, flusher, stream);
+      atomics_row<double>(out, "  per element, double (00)", "per_element_double", atomic_per_element<double>, in.get(),
+                          n, p, ref, flusher, stream);
+      atomics_row<float>(out, "  per warp, float", "per_warp_float", atomic_per_warp<float>, in.get(), n, p, ref,
+                         flusher, stream);
+      atomics_row<double>(out, "  per warp, double", "per_warp_double", atomic_per_warp<double>, in.get(), n, p, ref,
+                          flusher, stream);
     }
   }
 }
@@ -197,13 +176,11 @@ void set_latency(const Out& out, reduce::L2Flusher& flusher, cudaStream_t stream
   for (int steps : {2000, 8000}) {
     const reduce::Summary ms =
         time_ms(flusher, stream, 5, [&] { chase<<<1, 1, 0, stream>>>(d.get(), steps, sink.get()); });
-    out.line("latency: %d dependent loads over %.0f MB (4 KB apart): %.0f ns per load\n",
-             steps,
-             next.size() * 4 / 1e6,
+    out.line("latency: %d dependent loads over %.0f MB (4 KB apart): %.0f ns per load\n", steps, next.size() * 4 / 1e6,
              ms.median * 1e6 / steps);
     // n: the dependent loads, 4 bytes each.
-    reduce::Report r = out.record(
-        "chase_" + std::to_string(steps), steps, reduce::Pattern::uniform, 1, ms, reduce::LaunchShape{1, 1, 1});
+    reduce::Report r = out.record("chase_" + std::to_string(steps), steps, reduce::Pattern::uniform, 1, ms,
+                                  reduce::LaunchShape{1, 1, 1});
     r.extra.push_back(reduce::number_field("ns_per_load", ms.median * 1e6 / steps));
     r.extra.push_back(reduce::number_field("buffer_bytes", next.size() * 4.0));
     out.emit(r, "none: a latency, no result");
@@ -228,12 +205,8 @@ void tiles_cell(const Out& out, const float4* in, std::int64_t vectors, float* s
     read_tiles<Block, Loads><<<static_cast<unsigned>(blocks), Block, 0, stream>>>(in, vectors, sink);
   });
   out.line(" %7.0f", vectors * 16.0 / (ms.median * 1e6));
-  read_row(out,
-           "block" + std::to_string(Block) + "_loads" + std::to_string(Loads),
-           vectors,
-           ms,
-           reduce::LaunchShape{blocks, Block, 1},
-           {reduce::number_field("loads_per_thread", Loads)});
+  read_row(out, "block" + std::to_string(Block) + "_loads" + std::to_string(Loads), vectors, ms,
+           reduce::LaunchShape{blocks, Block, 1}, {reduce::number_field("loads_per_thread", Loads)});
 }
 
 template <int Block>
@@ -304,8 +277,7 @@ void set_chunks(const Out& out, const std::vector<int>& logs, reduce::L2Flusher&
     out.line(
         "chunks n = 2^%d floats, GB/s (median of 20 runs, %d rounds); columns: tiles of 32 KB per block, "
         "1 2 4 8\n",
-        k,
-        kRounds);
+        k, kRounds);
     for (const int smem : {quarter, 0}) {
       int per_sm = 0;
       CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_chunks, 256, smem));
@@ -318,13 +290,9 @@ void set_chunks(const Out& out, const std::vector<int>& logs, reduce::L2Flusher&
             read_chunks<<<static_cast<unsigned>(blocks), 256, smem, stream>>>(in.get(), vectors, chunk, sink.get());
           });
           out.line(" %7.0f", vectors * 16.0 / (ms.median * 1e6));
-          read_row(out,
-                   "chunk" + std::to_string(chunk) + "_per_sm" + std::to_string(per_sm),
-                   vectors,
-                   ms,
+          read_row(out, "chunk" + std::to_string(chunk) + "_per_sm" + std::to_string(per_sm), vectors, ms,
                    reduce::LaunchShape{blocks, 256, 1},
-                   {reduce::number_field("chunk_tiles", chunk),
-                    reduce::number_field("blocks_per_sm", per_sm),
+                   {reduce::number_field("chunk_tiles", chunk), reduce::number_field("blocks_per_sm", per_sm),
                     reduce::number_field("round", round)});
         }
         out.line("\n");
@@ -459,11 +427,7 @@ std::vector<AblationRow> ablation_rows() {
   return {
       {"a", "09_as_is", "stride", 256, "n/4B", step09::kStep.launch},
       {"a2", "09_copy", "stride", 256, "n/4B", std::bind(abl::launch<256, false>, _1, _2, _3, _4, _5, _6, 4 * 256)},
-      {"b",
-       "09+grid_of_10",
-       "stride",
-       256,
-       "n/16B",
+      {"b", "09+grid_of_10", "stride", 256, "n/16B",
        std::bind(abl::launch<256, false>, _1, _2, _3, _4, _5, _6, 16 * 256)},
       {"c", "09+512_threads", "stride", 512, "n/4B", step09::kStep.launch},
       {"d", "09+tiles_of_10", "tiles", 256, "n/4B", std::bind(abl::launch<256, true>, _1, _2, _3, _4, _5, _6, 4 * 256)},
@@ -493,24 +457,9 @@ bool set_ablation(const Out& out, const std::vector<int>& logs, const reduce::De
       "ablation: float sum, pattern int (every run checked exactly), %d rounds x %d runs per row after %d "
       "warm-up, L2 flushed before each; GB/s of the median, slowest (min) and fastest (max) of all runs; "
       "round_lo/round_hi: the slowest and fastest round's median; vs_a: row a's median time over this row's\n",
-      kRounds,
-      kIters,
-      kWarmup);
-  out.line("%5s %-3s %-15s %-6s %5s %-6s %6s %11s %9s %9s %9s %9s %7s %s\n",
-           "log2n",
-           "row",
-           "variant",
-           "layout",
-           "block",
-           "rule",
-           "grid",
-           "median_GBps",
-           "min_GBps",
-           "max_GBps",
-           "round_lo",
-           "round_hi",
-           "vs_a",
-           "check");
+      kRounds, kIters, kWarmup);
+  out.line("%5s %-3s %-15s %-6s %5s %-6s %6s %11s %9s %9s %9s %9s %7s %s\n", "log2n", "row", "variant", "layout",
+           "block", "rule", "grid", "median_GBps", "min_GBps", "max_GBps", "round_lo", "round_hi", "vs_a", "check");
   bool all_passed = true;
   for (int k : logs) {
     const std::int64_t n = std::int64_t{1} << k;
@@ -546,20 +495,10 @@ bool set_ablation(const Out& out, const std::vector<int>& logs, const reduce::De
       const double bytes = n * 4.0;
       const bool passed = correct[r] == kRounds * (kWarmup + kIters) && identical[r];
       all_passed = all_passed && passed;
-      out.line("%5d %-3s %-15s %-6s %5d %-6s %6lld %11.1f %9.1f %9.1f %9.1f %9.1f %7.3f %s\n",
-               k,
-               rows[r].id,
-               rows[r].name,
-               rows[r].layout,
-               shapes[r].block,
-               rows[r].grid_rule,
-               static_cast<long long>(shapes[r].grid),
-               reduce::gbps_of(bytes, s.median),
-               reduce::gbps_of(bytes, s.max),
-               reduce::gbps_of(bytes, s.min),
-               reduce::gbps_of(bytes, rounds.max),
-               reduce::gbps_of(bytes, rounds.min),
-               base / s.median,
+      out.line("%5d %-3s %-15s %-6s %5d %-6s %6lld %11.1f %9.1f %9.1f %9.1f %9.1f %7.3f %s\n", k, rows[r].id,
+               rows[r].name, rows[r].layout, shapes[r].block, rows[r].grid_rule, static_cast<long long>(shapes[r].grid),
+               reduce::gbps_of(bytes, s.median), reduce::gbps_of(bytes, s.max), reduce::gbps_of(bytes, s.min),
+               reduce::gbps_of(bytes, rounds.max), reduce::gbps_of(bytes, rounds.min), base / s.median,
                passed ? "PASS" : "FAIL");
       reduce::Report rec = out.record(rows[r].name, n, pattern, kRounds * kWarmup, s, shapes[r]);
       rec.runs_correct = correct[r];
@@ -570,10 +509,8 @@ bool set_ablation(const Out& out, const std::vector<int>& logs, const reduce::De
       rec.abs_error = v.check.abs_error;
       rec.exact_check = v.check.exact;
       rec.extra.insert(rec.extra.end(),
-                       {reduce::text_field("row", rows[r].id),
-                        reduce::text_field("layout", rows[r].layout),
-                        reduce::text_field("grid_rule", rows[r].grid_rule),
-                        reduce::number_field("rounds", kRounds),
+                       {reduce::text_field("row", rows[r].id), reduce::text_field("layout", rows[r].layout),
+                        reduce::text_field("grid_rule", rows[r].grid_rule), reduce::number_field("rounds", kRounds),
                         reduce::number_field("round_lo_gbps", reduce::gbps_of(bytes, rounds.max)),
                         reduce::number_field("round_hi_gbps", reduce::gbps_of(bytes, rounds.min)),
                         reduce::number_field("vs_a", base / s.median)});
@@ -614,12 +551,8 @@ int run(int argc, char** argv) {
   reduce::L2Flusher flusher(out.device);
   reduce::Stream stream;
   const auto sizes = [&](std::vector<int> fallback) { return logs.empty() ? fallback : logs; };
-  out.line("set %s: %s, %d SMs, %.1f MB L2, theoretical %.0f GB/s\n",
-           out.set.c_str(),
-           out.device.name.c_str(),
-           out.device.sm_count,
-           out.device.l2_bytes / 1e6,
-           out.device.peak_gbps);
+  out.line("set %s: %s, %d SMs, %.1f MB L2, theoretical %.0f GB/s\n", out.set.c_str(), out.device.name.c_str(),
+           out.device.sm_count, out.device.l2_bytes / 1e6, out.device.peak_gbps);
   if (out.set == "atomics") set_atomics(out, sizes({20, 24, 26}), flusher, stream.get());
   if (out.set == "latency") set_latency(out, flusher, stream.get(), out.device);
   if (out.set == "tiles") set_tiles(out, sizes({20, 23, 26, 28, 30}), flusher, stream.get());

@@ -109,11 +109,8 @@ std::int64_t check(const std::string& name, std::int64_t default_cases, const st
     }
     ++passed;
   }
-  std::printf("[ property ] %s: %lld of %lld cases passed (seeds %llu..%llu)\n",
-              name.c_str(),
-              static_cast<long long>(passed),
-              static_cast<long long>(total),
-              static_cast<unsigned long long>(seed0),
+  std::printf("[ property ] %s: %lld of %lld cases passed (seeds %llu..%llu)\n", name.c_str(),
+              static_cast<long long>(passed), static_cast<long long>(total), static_cast<unsigned long long>(seed0),
               static_cast<unsigned long long>(seed0 + (total > 0 ? total - 1 : 0)));
   ::testing::Test::RecordProperty(name + "_cases", std::to_string(total));
   ::testing::Test::RecordProperty(name + "_passed", std::to_string(passed));

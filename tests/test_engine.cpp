@@ -163,15 +163,8 @@ TEST(Engine, ARivalIsRecordedUnderItsName) {
     return std::vector<reduce::Field>{reduce::text_field("bits", std::to_string(*x))};
   };
   reduce::add_rival(r, rival_runs("cub", {4, 4, 4, 4}), exact, bits);
-  EXPECT_EQ(names(r),
-            (std::vector<std::string>{"cub_bits",
-                                      "cub_median_ms",
-                                      "cub_min_ms",
-                                      "cub_max_ms",
-                                      "cub_gbps",
-                                      "vs_cub",
-                                      "cub_passed",
-                                      "cub_runs_identical"}));
+  EXPECT_EQ(names(r), (std::vector<std::string>{"cub_bits", "cub_median_ms", "cub_min_ms", "cub_max_ms", "cub_gbps",
+                                                "vs_cub", "cub_passed", "cub_runs_identical"}));
   EXPECT_EQ(field(r, "cub_median_ms")->value, "2");
   EXPECT_EQ(field(r, "vs_cub")->value, "2");  // it takes twice our time
   EXPECT_EQ(field(r, "cub_passed")->value, "true");

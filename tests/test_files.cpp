@@ -223,8 +223,7 @@ TEST(FileWriterDeathTest, AnInterruptLeavesNoTemporaryFile) {
           sleep(10);
           std::exit(4);
         },
-        testing::KilledBySignal(sig),
-        "")
+        testing::KilledBySignal(sig), "")
         << strsignal(sig);
     EXPECT_EQ(names_in(folder.path()), std::vector<std::string>{"old.txt"}) << strsignal(sig);
     EXPECT_EQ(slurp(old_file), "old\n");
@@ -245,8 +244,7 @@ TEST(FileWriterDeathTest, AnIgnoredSignalStaysIgnored) {
         }
         std::exit(0);  // no unwinding: the parent's folder stays for it to look into
       },
-      testing::ExitedWithCode(0),
-      "");
+      testing::ExitedWithCode(0), "");
   EXPECT_EQ(slurp(folder / "out.txt"), "done\n");
   EXPECT_EQ(names_in(folder.path()), std::vector<std::string>{"out.txt"});
 }

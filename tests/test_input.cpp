@@ -107,8 +107,7 @@ TEST(Check, FloatsPassWithinToleranceAndFailOutside) {
 
 TEST(Check, NanAndInfinityNeverPass) {
   const reduce::Reference ref{0.0, 1e30};  // a huge tolerance
-  for (float bad : {std::numeric_limits<float>::quiet_NaN(),
-                    std::numeric_limits<float>::infinity(),
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
                     -std::numeric_limits<float>::infinity()})
     EXPECT_FALSE(reduce::check_result(bad, ref, 100, Pattern::mixed).passed) << bad;
 }

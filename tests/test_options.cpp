@@ -40,25 +40,8 @@ TEST(ParseCount, AcceptsPlainSuffixedAndPowerOfTwo) {
 }
 
 TEST(ParseCount, RefusesMalformedNegativeAndHuge) {
-  for (const char* bad : {"",
-                          "abc",
-                          "-5",
-                          "+5",
-                          "1.5",
-                          "1.5x",
-                          "1e6",
-                          "2^",
-                          "2^-1",
-                          "2^x",
-                          "2^37",
-                          "K",
-                          "4k",
-                          "4KB",
-                          "99999999999999999999",
-                          "68719476737",
-                          "65G",
-                          " 5",
-                          "5 "})
+  for (const char* bad : {"", "abc", "-5", "+5", "1.5", "1.5x", "1e6", "2^", "2^-1", "2^x", "2^37", "K", "4k", "4KB",
+                          "99999999999999999999", "68719476737", "65G", " 5", "5 "})
     EXPECT_FALSE(parse_count(bad).has_value()) << "'" << bad << "'";
 }
 
@@ -73,22 +56,8 @@ TEST(ParseOptions, DefaultsAreTheStandardExperiment) {
 }
 
 TEST(ParseOptions, AcceptsEverySettingInBothSpellings) {
-  const Options o = parse({"--n",
-                           "2^20",
-                           "--iters=7",
-                           "--warmup",
-                           "0",
-                           "--block",
-                           "1024",
-                           "--seed",
-                           "42",
-                           "--pattern=mixed",
-                           "--format",
-                           "json",
-                           "--device",
-                           "0",
-                           "--cpu-runs",
-                           "0"});
+  const Options o = parse({"--n", "2^20", "--iters=7", "--warmup", "0", "--block", "1024", "--seed", "42",
+                           "--pattern=mixed", "--format", "json", "--device", "0", "--cpu-runs", "0"});
   EXPECT_EQ(o.n, 1 << 20);
   EXPECT_EQ(o.iters, 7);
   EXPECT_EQ(o.warmup, 0);
@@ -137,17 +106,8 @@ TEST(ParseOptions, ErrorsNameTheOptionAndTheValue) {
 
 TEST(Usage, ListsEveryOption) {
   const std::string u = reduce::usage("01_interleaved");
-  for (const char* opt : {"--n",
-                          "--iters",
-                          "--warmup",
-                          "--block",
-                          "--seed",
-                          "--pattern",
-                          "--format",
-                          "--device",
-                          "--cpu-runs",
-                          "--help",
-                          "Exit codes"})
+  for (const char* opt : {"--n", "--iters", "--warmup", "--block", "--seed", "--pattern", "--format", "--device",
+                          "--cpu-runs", "--help", "Exit codes"})
     EXPECT_NE(u.find(opt), std::string::npos) << opt;
 }
 
@@ -168,9 +128,9 @@ TEST(BlockRule, FreeFixedAndChosen) {
                                        reduce::BlockRule::inside("the library chooses its launch shape")}) {
     spec.block = rule;
     EXPECT_EQ(reduce::parse_options(std::vector<std::string>{}, spec).block, rule.size);
-    for (const std::vector<std::string>& args : {std::vector<std::string>{"--block", "128"},
-                                                 std::vector<std::string>{"--block=1024"},
-                                                 std::vector<std::string>{"--block"}}) {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"--block", "128"}, std::vector<std::string>{"--block=1024"},
+          std::vector<std::string>{"--block"}}) {
       try {
         reduce::parse_options(args, spec);
         ADD_FAILURE() << rule.kind_name() << ": " << args[0] << " accepted";
@@ -190,9 +150,9 @@ TEST(BlockRule, FreeFixedAndChosen) {
 TEST(RefusedOptions, NamedWithTheReason) {
   reduce::OptionSpec spec;
   spec.refused = {{"--pattern", "the kernel reads zeros; nothing is summed"}, {"--device", "GPUs 0 .. N-1"}};
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"--pattern", "int"},
-                                               std::vector<std::string>{"--pattern=uniform"},
-                                               std::vector<std::string>{"--device", "0"}}) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--pattern", "int"}, std::vector<std::string>{"--pattern=uniform"},
+        std::vector<std::string>{"--device", "0"}}) {
     try {
       reduce::parse_options(args, spec);
       ADD_FAILURE() << args[0] << " accepted";
@@ -213,16 +173,8 @@ TEST(RefusedOptions, NamedWithTheReason) {
 // Counts at and past the int64 range: refused whatever the spelling, never wrapped to a small or
 // negative n (2^62 is in range of the type but past max_n(), and so refused too).
 TEST(ParseCount, RefusesCountsPastTheLargestN) {
-  for (const char* bad : {"2^62",
-                          "2^63",
-                          "2^64",
-                          "2^100",
-                          "9223372036854775807",
-                          "9223372036854775808",
-                          "18446744073709551616",
-                          "9007199254740993",
-                          "8589934592G",
-                          "9223372036854775807K"})
+  for (const char* bad : {"2^62", "2^63", "2^64", "2^100", "9223372036854775807", "9223372036854775808",
+                          "18446744073709551616", "9007199254740993", "8589934592G", "9223372036854775807K"})
     EXPECT_FALSE(parse_count(bad).has_value()) << "'" << bad << "'";
   for (const char* bad : {"2^62", "2^63", "9223372036854775808", "2^64"}) {
     const std::string msg = error_of({"--n", bad});
@@ -247,12 +199,10 @@ TEST(ParseOptions, ValuesInMessagesAreQuotedOnOneBoundedLine) {
   std::string binary;
   for (int i = 1; i < 256; ++i) binary += static_cast<char>(i);
   const std::string big(100 * 1024, '9');
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"--n", "12\nexit 0"},
-                                               std::vector<std::string>{"--pattern=" + binary},
-                                               std::vector<std::string>{"--seed", big},
-                                               std::vector<std::string>{"--frob\nnicate"},
-                                               std::vector<std::string>{"stray\r\n" + big},
-                                               std::vector<std::string>{"--format", "\xff\xfe"}}) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--n", "12\nexit 0"}, std::vector<std::string>{"--pattern=" + binary},
+        std::vector<std::string>{"--seed", big}, std::vector<std::string>{"--frob\nnicate"},
+        std::vector<std::string>{"stray\r\n" + big}, std::vector<std::string>{"--format", "\xff\xfe"}}) {
     const std::string msg = error_of(args);
     ASSERT_FALSE(msg.empty());
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;

@@ -210,12 +210,9 @@ TEST_P(EachStep, ReusesItsScratchAcrossRuns) {
   SKIP_WITHOUT_GPU();
   const Step& step = *GetParam();
   const reduce::LaunchConfig cfg = config(step);
-  const std::tuple<std::int64_t, Pattern> runs[] = {{(1 << 22) + 3, Pattern::mixed},
-                                                    {(1 << 22) + 3, Pattern::integers},
-                                                    {1000, Pattern::uniform},
-                                                    {300007, Pattern::mixed},
-                                                    {(1 << 22) + 3, Pattern::uniform},
-                                                    {0, Pattern::integers}};
+  const std::tuple<std::int64_t, Pattern> runs[] = {
+      {(1 << 22) + 3, Pattern::mixed}, {(1 << 22) + 3, Pattern::integers}, {1000, Pattern::uniform},
+      {300007, Pattern::mixed},        {(1 << 22) + 3, Pattern::uniform},  {0, Pattern::integers}};
   std::size_t bytes = 0;
   for (const auto& [n, p] : runs) bytes = std::max(bytes, step.scratch_bytes(n, cfg));
   reduce::DeviceBuffer<unsigned char> scratch(bytes);

@@ -175,8 +175,8 @@ TEST_P(TypesOps, DeterministicAndLeavesScratchZeroed) {
       const auto again = run_checked<T, O>(x, Pattern::mixed, "run " + std::to_string(run), 0, {scratch.get(), bytes});
       ASSERT_EQ(std::memcmp(&first, &again, sizeof(first)), 0) << "run " << run << " differs";
     }
-    run_checked<T, O>(
-        input<T>(1000, Pattern::uniform), Pattern::uniform, "small after large", 0, {scratch.get(), bytes});
+    run_checked<T, O>(input<T>(1000, Pattern::uniform), Pattern::uniform, "small after large", 0,
+                      {scratch.get(), bytes});
     std::vector<unsigned char> back(bytes);
     CUDA_CHECK(cudaMemcpy(back.data(), scratch.get(), bytes, cudaMemcpyDeviceToHost));
     const std::size_t flags = 32 * static_cast<std::size_t>(config().sm_count) * sizeof(unsigned);

@@ -80,23 +80,17 @@ std::int64_t random_n(prop::Rng& rng, Type t) {
     case 2:
       return near(tile * prop::uniform(rng, 1, 400));
     default:
-      return std::clamp<std::int64_t>(
-          std::llround(std::exp2(std::uniform_real_distribution<double>(0, 22)(rng))), 1, kMaxN);
+      return std::clamp<std::int64_t>(std::llround(std::exp2(std::uniform_real_distribution<double>(0, 22)(rng))), 1,
+                                      kMaxN);
   }
 }
 
 Case generate(prop::Rng& rng, int device_sms) {
   static const std::vector<Type> types = {Type::f32, Type::f64, Type::i32, Type::i64};
   static const std::vector<Op> ops = {Op::sum, Op::min, Op::max, Op::stats};
-  static const std::vector<Pattern> patterns = {Pattern::integers,
-                                                Pattern::integers,
-                                                Pattern::mixed,
-                                                Pattern::uniform,
-                                                Pattern::constant,
-                                                Pattern::nan,
-                                                Pattern::inf,
-                                                Pattern::ties,
-                                                Pattern::limits};
+  static const std::vector<Pattern> patterns = {Pattern::integers, Pattern::integers, Pattern::mixed,
+                                                Pattern::uniform,  Pattern::constant, Pattern::nan,
+                                                Pattern::inf,      Pattern::ties,     Pattern::limits};
   Case c;
   c.type = prop::pick(rng, types);
   c.op = prop::pick(rng, ops);

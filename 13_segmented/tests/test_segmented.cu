@@ -132,8 +132,8 @@ void expect_both_searches_agree(const Case& c, Pattern p) {
     CUDA_CHECK(cudaMemset(scratch.get(), 0, scratch.bytes()));
     reduce::DeviceBuffer<float> out(s);
     CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
-    CUDA_CHECK(step13::launch(
-        c.in.get(), n, c.d_offsets.get(), s, out.get(), {scratch.get(), scratch.bytes()}, nullptr, searches[k]));
+    CUDA_CHECK(step13::launch(c.in.get(), n, c.d_offsets.get(), s, out.get(), {scratch.get(), scratch.bytes()}, nullptr,
+                              searches[k]));
     outs[k].resize(s);
     CUDA_CHECK(cudaMemcpy(outs[k].data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
     const step13::SegmentsCheck check = step13::check_segments(c.host.data(), c.offsets, outs[k].data(), p);
@@ -197,9 +197,7 @@ TEST(Segmented, EmptySegmentsGiveZero) {
   SKIP_WITHOUT_GPU();
   const std::int64_t t = step13::kTile;
   Case(0, {0, 0, 0}, Pattern::integers).expect_correct(Pattern::integers);
-  for (const Offsets& o : {Offsets{0, 0, 0, 5, 5, 100, 100},
-                           Offsets{0, 100, 100, 100},
-                           Offsets{100, 100},
+  for (const Offsets& o : {Offsets{0, 0, 0, 5, 5, 100, 100}, Offsets{0, 100, 100, 100}, Offsets{100, 100},
                            Offsets{0, 0, 3 * t + 7, 3 * t + 7, 3 * t + 7, 5 * t, 5 * t}}) {
     const Case c(5 * t, o, Pattern::integers);
     const std::vector<float> out = c.run();
@@ -320,20 +318,10 @@ TEST_P(FixedSize, MatchesTheReferenceAndCub) {
 std::vector<std::tuple<std::int64_t, std::int64_t>> fixed_size_cases() {
   std::vector<std::tuple<std::int64_t, std::int64_t>> cases;
   for (const std::int64_t n : {std::int64_t{1}, std::int64_t{1001}, std::int64_t{100003}, (std::int64_t{1} << 22) + 3})
-    for (const std::int64_t len : {std::int64_t{1},
-                                   std::int64_t{3},
-                                   std::int64_t{4},
-                                   std::int64_t{8},
-                                   std::int64_t{12},
-                                   std::int64_t{16},
-                                   std::int64_t{17},
-                                   std::int64_t{24},
-                                   std::int64_t{32},
-                                   std::int64_t{1000},
-                                   std::int64_t{1024},
-                                   std::int64_t{step13::kTile - 1},
-                                   std::int64_t{step13::kTile + 1},
-                                   std::int64_t{1} << 20})
+    for (const std::int64_t len :
+         {std::int64_t{1}, std::int64_t{3}, std::int64_t{4}, std::int64_t{8}, std::int64_t{12}, std::int64_t{16},
+          std::int64_t{17}, std::int64_t{24}, std::int64_t{32}, std::int64_t{1000}, std::int64_t{1024},
+          std::int64_t{step13::kTile - 1}, std::int64_t{step13::kTile + 1}, std::int64_t{1} << 20})
       if (len <= n) cases.emplace_back(n, len);
   return cases;
 }

@@ -134,11 +134,10 @@ class Runner {
       if (segments > 0)
         CUDA_CHECK(cudaMemsetAsync(out_.get(), 0xFF, out.size() * sizeof(float), stream_.get()));  // NaN
       const reduce::Scratch sc{scratch_.get(), scratch_.bytes()};
-      const cudaError_t e =
-          c.fixed > 0
-              ? step13::launch_fixed(in_.get() + c.misalign, n, c.fixed, segments, out_.get(), sc, stream_.get())
-              : step13::launch(
-                    in_.get() + c.misalign, n, offsets_.get(), segments, out_.get(), sc, stream_.get(), c.search);
+      const cudaError_t e = c.fixed > 0 ? step13::launch_fixed(in_.get() + c.misalign, n, c.fixed, segments, out_.get(),
+                                                               sc, stream_.get())
+                                        : step13::launch(in_.get() + c.misalign, n, offsets_.get(), segments,
+                                                         out_.get(), sc, stream_.get(), c.search);
       if (e != cudaSuccess) return std::string("the launch returned ") + cudaGetErrorString(e);
       if (const cudaError_t s = cudaStreamSynchronize(stream_.get()); s != cudaSuccess)
         return std::string("the kernels failed: ") + cudaGetErrorString(s);

@@ -171,12 +171,8 @@ TEST(Grid, OneBlockPerTileAtMostTheDevicesWorthTilesSpreadEvenly) {
   ASSERT_EQ(step14::default_grid(std::int64_t{1} << 50, reduce::LaunchConfig{512, 0, sms}, &full), cudaSuccess);
   EXPECT_GE(full, sms);
   EXPECT_EQ(full % sms, 0);
-  for (std::int64_t n : {std::int64_t{0},
-                         std::int64_t{1},
-                         std::int64_t{100003},
-                         std::int64_t{1} << 22,
-                         std::int64_t{1} << 26,
-                         (std::int64_t{1} << 30) + 1}) {
+  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{100003}, std::int64_t{1} << 22,
+                         std::int64_t{1} << 26, (std::int64_t{1} << 30) + 1}) {
     ASSERT_EQ(step14::default_grid(n, reduce::LaunchConfig{512, 0, sms}, &grid), cudaSuccess);
     const std::int64_t tiles = std::max<std::int64_t>(step14::num_tiles(n), 1), rounds = reduce::ceil_div(tiles, full);
     EXPECT_LE(grid, full) << "n=" << n;
@@ -238,12 +234,8 @@ TEST(Alignment, MisalignedStartsGiveTheAlignedBits) {
 TEST(Shards, TilesSummedInShardsAndCombinedGiveTheSingleLaunchsBits) {
   SKIP_WITHOUT_GPU();
   const int sms = sm_count();
-  for (std::int64_t n : {std::int64_t{1},
-                         std::int64_t{1000},
-                         std::int64_t{100003},
-                         std::int64_t{(1 << 22) + 3},
-                         std::int64_t{(1 << 24) + 5},
-                         std::int64_t{(1 << 25) + 7}}) {
+  for (std::int64_t n : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{100003}, std::int64_t{(1 << 22) + 3},
+                         std::int64_t{(1 << 24) + 5}, std::int64_t{(1 << 25) + 7}}) {
     const std::vector<float> host = make_input(n, Kind::cancelling);
     const float model = step14::model_sum(host.data(), n);
     const std::int64_t tiles = step14::num_tiles(n);
@@ -258,11 +250,8 @@ TEST(Shards, TilesSummedInShardsAndCombinedGiveTheSingleLaunchsBits) {
         // On the kernels' stream: a pageable cudaMemcpy may return before its data lands, and the
         // legacy stream it runs on does not order the non-blocking stream's kernels after it.
         if (count > 0)
-          CUDA_CHECK(cudaMemcpyAsync(shards.back().get(),
-                                     host.data() + step14::shard_begin(n, t),
-                                     count * sizeof(float),
-                                     cudaMemcpyHostToDevice,
-                                     stream.get()));
+          CUDA_CHECK(cudaMemcpyAsync(shards.back().get(), host.data() + step14::shard_begin(n, t),
+                                     count * sizeof(float), cudaMemcpyHostToDevice, stream.get()));
         const reduce::LaunchConfig cfg{r % 2 ? 128 : 512, 0, sms, r == 2 ? 3 : 0};  // launch shapes vary too
         ASSERT_EQ(
             step14::sum_shard_tiles(shards.back().get(), n, t.first, t.count, sums.get() + t.first, cfg, stream.get()),

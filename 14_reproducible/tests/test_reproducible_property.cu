@@ -81,22 +81,16 @@ std::int64_t random_n(prop::Rng& rng) {
       return near(unit * prop::uniform(rng, 1, std::max<std::int64_t>(1, size / unit)));
     }
     default:
-      return std::clamp<std::int64_t>(
-          std::llround(std::exp2(std::uniform_real_distribution<double>(0, 24)(rng))), 1, kMaxN);
+      return std::clamp<std::int64_t>(std::llround(std::exp2(std::uniform_real_distribution<double>(0, 24)(rng))), 1,
+                                      kMaxN);
   }
 }
 
 // worth[k]: the device's worth of blocks of kBlocks[k] threads (SMs x resident blocks per SM).
 Case generate(prop::Rng& rng, const std::vector<std::int64_t>& worth) {
-  static const std::vector<Pattern> patterns = {Pattern::integers,
-                                                Pattern::integers,
-                                                Pattern::mixed,
-                                                Pattern::uniform,
-                                                Pattern::constant,
-                                                Pattern::ties,
-                                                Pattern::limits,
-                                                Pattern::nan,
-                                                Pattern::inf};
+  static const std::vector<Pattern> patterns = {Pattern::integers, Pattern::integers, Pattern::mixed,
+                                                Pattern::uniform,  Pattern::constant, Pattern::ties,
+                                                Pattern::limits,   Pattern::nan,      Pattern::inf};
   Case c;
   c.pattern = prop::pick(rng, patterns);
   c.mirrored = c.pattern == Pattern::mixed && prop::uniform(rng, 0, 1) == 0;
@@ -168,11 +162,8 @@ float sum_in_shards(const std::vector<float>& x, const Case& c, const reduce::La
     const std::int64_t count = step14::shard_elements(n, t);
     shards.emplace_back(count);
     if (count > 0)
-      CUDA_CHECK(cudaMemcpyAsync(shards.back().get(),
-                                 x.data() + step14::shard_begin(n, t),
-                                 count * sizeof(float),
-                                 cudaMemcpyHostToDevice,
-                                 stream));
+      CUDA_CHECK(cudaMemcpyAsync(shards.back().get(), x.data() + step14::shard_begin(n, t), count * sizeof(float),
+                                 cudaMemcpyHostToDevice, stream));
     CUDA_CHECK(step14::sum_shard_tiles(shards.back().get(), n, t.first, t.count, sums.get() + t.first, cfg, stream));
   }
   CUDA_CHECK(step14::combine_tile_sums(sums.get(), n, out.get(), stream));
@@ -239,12 +230,8 @@ TEST(ReproducibleProperty, AnyLaunchGivesTheDefaultLaunchsAndTheModelsBits) {
     ASSERT_EQ(step14::default_grid(std::int64_t{1} << 50, reduce::LaunchConfig{kBlocks[k], 0, sms}, &worth[k]),
               cudaSuccess);
   prop::check<Case>(
-      "14_reproducible",
-      240,
-      [&](prop::Rng& rng) { return generate(rng, worth); },
-      [&](const Case& c) { return reduce_test::verify_on_gpu([&] { return verify(c, sms); }); },
-      smaller,
-      describe);
+      "14_reproducible", 240, [&](prop::Rng& rng) { return generate(rng, worth); },
+      [&](const Case& c) { return reduce_test::verify_on_gpu([&] { return verify(c, sms); }); }, smaller, describe);
 }
 
 }  // namespace

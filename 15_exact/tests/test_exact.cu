@@ -91,17 +91,11 @@ struct OnDevice {
 
 // The input classes. Each is a function of (n, seed) whose first k values do not depend on n.
 enum class Kind { uniform, mixed, whole_range, cancelling, subnormal, band_edges, ones_and_halves, specials };
-const Kind kKinds[] = {Kind::uniform,
-                       Kind::mixed,
-                       Kind::whole_range,
-                       Kind::cancelling,
-                       Kind::subnormal,
-                       Kind::band_edges,
-                       Kind::ones_and_halves,
-                       Kind::specials};
+const Kind kKinds[] = {Kind::uniform,   Kind::mixed,      Kind::whole_range,     Kind::cancelling,
+                       Kind::subnormal, Kind::band_edges, Kind::ones_and_halves, Kind::specials};
 const char* name_of(Kind k) {
-  const char* names[] = {
-      "uniform", "mixed", "whole_range", "cancelling", "subnormal", "band_edges", "ones_and_halves", "specials"};
+  const char* names[] = {"uniform",   "mixed",      "whole_range",     "cancelling",
+                         "subnormal", "band_edges", "ones_and_halves", "specials"};
   return names[static_cast<int>(k)];
 }
 float random_float(std::mt19937_64& g, int lo_exp, int hi_exp) {
@@ -225,13 +219,8 @@ TEST(Exact, EveryBlockAndGridGivesTheSameBits) {
     const float w = want(x);
     OnDevice run(x, 1);
     for (int block : {32, 64, 128, 256, 512, 1024})
-      for (std::int64_t grid : {std::int64_t{0},
-                                std::int64_t{1},
-                                std::int64_t{2},
-                                std::int64_t{7},
-                                std::int64_t{sms},
-                                std::int64_t{4} * sms,
-                                std::int64_t{1} << 20})
+      for (std::int64_t grid : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}, std::int64_t{7}, std::int64_t{sms},
+                                std::int64_t{4} * sms, std::int64_t{1} << 20})
         EXPECT_EQ(bits(run.sum(config(block, grid))), bits(w)) << name_of(k) << " block " << block << " grid " << grid;
     EXPECT_TRUE(run.scratch_zero());
   }
@@ -335,10 +324,8 @@ std::string exact_bits_failure(const std::vector<float>& x, const Case& c) {
 }
 std::vector<Case> smaller_cases(const Case& c) {
   std::vector<Case> s;
-  for (Case d : {Case{c.n / 2, c.seed, c.block, c.misalign, c.grid},
-                 Case{c.n - 1, c.seed, c.block, c.misalign, c.grid},
-                 Case{c.n, c.seed, 512, c.misalign, c.grid},
-                 Case{c.n, c.seed, c.block, 0, c.grid},
+  for (Case d : {Case{c.n / 2, c.seed, c.block, c.misalign, c.grid}, Case{c.n - 1, c.seed, c.block, c.misalign, c.grid},
+                 Case{c.n, c.seed, 512, c.misalign, c.grid}, Case{c.n, c.seed, c.block, 0, c.grid},
                  Case{c.n, c.seed, c.block, c.misalign, 0}})
     if (d.n >= 0 && (d.n != c.n || d.block != c.block || d.misalign != c.misalign || d.grid != c.grid)) s.push_back(d);
   return s;
@@ -352,12 +339,8 @@ TEST(Property, RandomInputsAndLaunchesGiveTheExactSum) {
   SKIP_WITHOUT_GPU();
   const int sms = sm_count();
   prop::check<Case>(
-      "exact_sum",
-      200,
-      [&](prop::Rng& rng) { return random_case(rng, sms); },
-      [](const Case& c) { return exact_bits_failure(values_of(c), c); },
-      smaller_cases,
-      describe);
+      "exact_sum", 200, [&](prop::Rng& rng) { return random_case(rng, sms); },
+      [](const Case& c) { return exact_bits_failure(values_of(c), c); }, smaller_cases, describe);
 }
 
 // Property, per distribution of many scales (the suite's patterns, common/input.hpp): the same random
@@ -369,9 +352,7 @@ TEST_P(Distribution, RandomLaunchesGiveTheExactSum) {
   const reduce::Pattern pattern = GetParam();
   const int sms = sm_count();
   prop::check<Case>(
-      std::string("exact_") + reduce::to_string(pattern),
-      200,
-      [&](prop::Rng& rng) { return random_case(rng, sms); },
+      std::string("exact_") + reduce::to_string(pattern), 200, [&](prop::Rng& rng) { return random_case(rng, sms); },
       [&](const Case& c) {
         std::vector<float> x(static_cast<std::size_t>(c.n));
         reduce::fill_input(x.data(), c.n, pattern, c.seed);

@@ -122,8 +122,7 @@ TEST(AccRounding, RandomTiesAtEveryScale) {
     const int e = std::uniform_int_distribution<int>(-148, 104)(gen);
     const float m = static_cast<float>((1 << 23) | (gen() & 0x7fffff)), sign = gen() & 1 ? -1.0f : 1.0f;
     const float base = sign * std::ldexp(m, e), half = sign * std::ldexp(1.0f, e - 1);
-    for (const std::vector<float>& x : {std::vector<float>{base, half},
-                                        std::vector<float>{half, base, sign * kTiny},
+    for (const std::vector<float>& x : {std::vector<float>{base, half}, std::vector<float>{half, base, sign * kTiny},
                                         std::vector<float>{base, half, -sign * kTiny}}) {
       if (std::isinf(base)) continue;
       EXPECT_EQ(bits(sum_of(x)), bits(reduce::exact_sum(x.data(), static_cast<std::int64_t>(x.size())).to_float()))

@@ -86,18 +86,8 @@ TEST(MultiGpuOptions, Defaults) {
 }
 
 TEST(MultiGpuOptions, OwnAndCommonOptionsTogether) {
-  const auto [o, p] = parse({"--gpus",
-                             "4",
-                             "--n=2^20",
-                             "--per-gpu",
-                             "--single-gpu",
-                             "--pattern",
-                             "int",
-                             "--format",
-                             "json",
-                             "--iters=7",
-                             "--block",
-                             "256"});
+  const auto [o, p] = parse({"--gpus", "4", "--n=2^20", "--per-gpu", "--single-gpu", "--pattern", "int", "--format",
+                             "json", "--iters=7", "--block", "256"});
   EXPECT_EQ(p.gpus, 4);
   EXPECT_TRUE(p.per_gpu);
   EXPECT_TRUE(p.single_gpu);
@@ -168,18 +158,9 @@ TEST(MultiGpuOptions, HelpHasTheSectionsAndTheDefaults) {
   step16::Plan plan;
   const std::string h =
       reduce::usage("16_multi_gpu", "one array over several GPUs", step16::option_spec(false, 512, plan));
-  for (const char* part : {"16_multi_gpu: one array over several GPUs\n",
-                           "usage: 16_multi_gpu [options]",
-                           "[2^30]",
-                           "--gpus N",
-                           "--per-gpu",
-                           "--sweep A:B",
-                           "--single-gpu",
-                           "[512]",
-                           "--cpu-runs",
-                           "--exact",
-                           "refused here: the step uses GPUs 0 .. N-1",
-                           "Exit codes"})
+  for (const char* part : {"16_multi_gpu: one array over several GPUs\n", "usage: 16_multi_gpu [options]", "[2^30]",
+                           "--gpus N", "--per-gpu", "--sweep A:B", "--single-gpu", "[512]", "--cpu-runs", "--exact",
+                           "refused here: the step uses GPUs 0 .. N-1", "Exit codes"})
     EXPECT_NE(h.find(part), std::string::npos) << part << " not in\n" << h;
 }
 
@@ -268,18 +249,9 @@ TEST(MultiGpuRecord, ReproducibleFieldsAndTheirVerdict) {
   mine.ordinary = reduce::summarize({0.9, 1.0, 1.1});
   step16::add_reproducible_fields(r, mine);
   const std::string j = reduce::format_json(r);
-  expect_fields(j,
-                {"\"mode\": \"reproducible_virtual\"",
-                 "\"gpus\": 1",
-                 "\"ranks\": 3",
-                 "\"tiles\": 17",
-                 "\"tiles_per_rank\": 6",
-                 "\"result_bits\": \"0x3f800000\"",
-                 "\"step14_bits\": \"0x3f800000\"",
-                 "\"same_as_step14\": true",
-                 "\"ranks_agree\": true",
-                 "\"vs_ordinary\": 0.5",
-                 "\"passed\": true"});
+  expect_fields(j, {"\"mode\": \"reproducible_virtual\"", "\"gpus\": 1", "\"ranks\": 3", "\"tiles\": 17",
+                    "\"tiles_per_rank\": 6", "\"result_bits\": \"0x3f800000\"", "\"step14_bits\": \"0x3f800000\"",
+                    "\"same_as_step14\": true", "\"ranks_agree\": true", "\"vs_ordinary\": 0.5", "\"passed\": true"});
   EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 1000.0);  // one GPU's peak
 
   reduce::Report other = made_up_record();
@@ -304,18 +276,9 @@ TEST(MultiGpuRecord, ExactFieldsAndTheirVerdict) {
   reduce::Report r = made_up_record();  // n = 1000 over 3 ranks: shards of 333 and 334
   step16::add_reproducible_fields(r, f);
   const std::string j = reduce::format_json(r);
-  expect_fields(j,
-                {"\"mode\": \"exact\"",
-                 "\"gpus\": 3",
-                 "\"ranks\": 3",
-                 "\"shard_min\": 333",
-                 "\"shard_max\": 334",
-                 "\"limbs\": 12",
-                 "\"result_bits\": \"0x3f800000\"",
-                 "\"single_bits\": \"0x3f800000\"",
-                 "\"same_as_single\": true",
-                 "\"ranks_agree\": true",
-                 "\"passed\": true"});
+  expect_fields(j, {"\"mode\": \"exact\"", "\"gpus\": 3", "\"ranks\": 3", "\"shard_min\": 333", "\"shard_max\": 334",
+                    "\"limbs\": 12", "\"result_bits\": \"0x3f800000\"", "\"single_bits\": \"0x3f800000\"",
+                    "\"same_as_single\": true", "\"ranks_agree\": true", "\"passed\": true"});
   for (const char* field : {"tiles", "step14_bits"})
     EXPECT_EQ(j.find(field), std::string::npos) << field << " in " << j;
   EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 3000.0);  // three GPUs' peak
@@ -334,26 +297,11 @@ TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
   reduce::Report r = made_up_record();
   step16::add_team_fields(r, made_up_fields());
   const std::string j = reduce::format_json(r);
-  expect_fields(j,
-                {"\"step\": \"16_multi_gpu\"",
-                 "\"mode\": \"mpi\"",
-                 "\"gpus\": 2",
-                 "\"n\": 1000",
-                 "\"median_ms\": 2",
-                 "\"min_ms\": 1.5",
-                 "\"max_ms\": 3",
-                 "\"gbps\": ",
-                 "\"shard_min\": 500",
-                 "\"shard_max\": 500",
-                 "\"collective_ms\": 0.05",
-                 "\"collective_min_ms\": 0.04",
-                 "\"collective_share\": 0.025",
-                 "\"gpus_agree\": true",
-                 "\"passed\": true",
-                 "\"device\": \"GPU\"",
-                 "\"cuda_runtime\": \"13.0\"",
-                 "\"cuda_driver\": \"13.0\"",
-                 "\"nccl_version\": \"2.28.3\""});
+  expect_fields(j, {"\"step\": \"16_multi_gpu\"", "\"mode\": \"mpi\"", "\"gpus\": 2", "\"n\": 1000", "\"median_ms\": 2",
+                    "\"min_ms\": 1.5", "\"max_ms\": 3", "\"gbps\": ", "\"shard_min\": 500", "\"shard_max\": 500",
+                    "\"collective_ms\": 0.05", "\"collective_min_ms\": 0.04", "\"collective_share\": 0.025",
+                    "\"gpus_agree\": true", "\"passed\": true", "\"device\": \"GPU\"", "\"cuda_runtime\": \"13.0\"",
+                    "\"cuda_driver\": \"13.0\"", "\"nccl_version\": \"2.28.3\""});
   EXPECT_DOUBLE_EQ(r.gbps, 1000 * 4.0 / 2e-3 / 1e9);
   EXPECT_DOUBLE_EQ(r.pct_peak, 100.0 * r.gbps / 2000.0);  // of both GPUs' peak
 
@@ -363,12 +311,8 @@ TEST(MultiGpuRecord, JsonHasTheFieldsTheScriptsRead) {
   t.timing.single_step = "10_loads_in_flight";
   step16::add_team_fields(with_baseline, t);
   const std::string json = reduce::format_json(with_baseline);
-  expect_fields(json,
-                {"\"vs_single_gpu\": 2",
-                 "\"single_gpu_median_ms\": 4",
-                 "\"single_gpu_gbps\": ",
-                 "\"single_gpu_step\": \"10_loads_in_flight\"",
-                 "\"time_over_floor\": 0.49"});
+  expect_fields(json, {"\"vs_single_gpu\": 2", "\"single_gpu_median_ms\": 4", "\"single_gpu_gbps\": ",
+                       "\"single_gpu_step\": \"10_loads_in_flight\"", "\"time_over_floor\": 0.49"});
   EXPECT_EQ(j.find("single_gpu_step"), std::string::npos) << "no step alone, no comparison with it";
   EXPECT_EQ(json.find("speedup_vs_single_gpu"), std::string::npos) << "one name for the speedup: vs_single_gpu";
   const std::string text = reduce::format_text(with_baseline);
@@ -382,8 +326,7 @@ TEST(MultiGpuRecord, CsvHeaderAndLineAgree) {
   step16::add_team_fields(r, made_up_fields());
   const std::string header = reduce::csv_header(r), line = reduce::format_csv(r);
   EXPECT_EQ(header.rfind(reduce::csv_header(), 0), 0u) << "the common columns first";
-  for (const char* column : {",mode,gpus,n_per_gpu,shard_min,shard_max,",
-                             ",nccl_version,collective_ms,",
+  for (const char* column : {",mode,gpus,n_per_gpu,shard_min,shard_max,", ",nccl_version,collective_ms,",
                              ",collective_share,head_start_ms,enqueue_ms,late_runs"})
     EXPECT_NE(header.find(column), std::string::npos) << column << " not in " << header;
   EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(line.begin(), line.end(), ','));

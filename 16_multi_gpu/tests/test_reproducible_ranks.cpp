@@ -98,10 +98,7 @@ TEST(ExactRanks, OneToEightVirtualRanksGiveTheSingleLaunchsBits) {
 
 // The shards are cut on tile boundaries of the global n, and cover every tile once.
 TEST(ReproducibleRanks, ShardsCoverTheTilesInOrder) {
-  for (std::int64_t n : {std::int64_t{0},
-                         std::int64_t{1},
-                         std::int64_t{4097},
-                         (std::int64_t{1} << 24) + 5,
+  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{4097}, (std::int64_t{1} << 24) + 5,
                          (std::int64_t{1} << 33) + 3}) {
     for (int ranks = 1; ranks <= 9; ++ranks) {
       std::int64_t next = 0, elements = 0;
@@ -209,11 +206,7 @@ TEST(RanksProperty, ExactModeGivesTheSingleLaunchsBits) {
 TEST(RanksProperty, ReproducibleModeGivesTheSingleLaunchsBits) {
   SKIP_WITHOUT_GPU();
   prop::check<Case>(
-      "reproducible_virtual_ranks",
-      200,
-      random_case,
-      [](const Case& c) { return verify(Sum::order, c); },
-      smaller,
+      "reproducible_virtual_ranks", 200, random_case, [](const Case& c) { return verify(Sum::order, c); }, smaller,
       show);
 }
 
