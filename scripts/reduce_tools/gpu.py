@@ -34,6 +34,7 @@ from .common import (
     gpu_folder,
     read_beyond,
     meta_of,
+    quote,
     progress,
     read_bytes,
     read_json,
@@ -53,7 +54,7 @@ class Session:
     def __init__(self, out, build):
         self.out, self.build, self.logs = out, build, out / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
-        self.lines, self.ok = [], True
+        self.lines, self.ok, self.failed = [], True, []
         os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # NVLink multicast off (the machines' rule)
         os.environ.setdefault("REDUCE_COMMIT", git_commit())
 
@@ -69,6 +70,8 @@ class Session:
         rc = p.returncode
         self.note(f"{name}: exit {rc} ({time.time() - start:.0f} s)")
         self.ok &= rc == 0
+        if rc != 0:
+            self.failed.append(name)
         return rc
 
 
@@ -307,4 +310,6 @@ def main(args):
         )
     s.note(f"gpu: {'PASS' if s.ok else 'FAIL'}")
     write_files({out / "summary.txt": "\n".join(s.lines) + "\n"})
-    return 0 if s.ok else 1
+    if not s.ok:  # the one line on stderr, as for every failure (the summary may be on a lost stdout)
+        raise Failure(f"FAIL: {', '.join(s.failed) or 'a check'} (see {quote(str(out / 'summary.txt'), 80)})")
+    return 0

@@ -154,8 +154,9 @@ class TreeCase(unittest.TestCase):
 
     def suite(self, *args, env=None, stdout=subprocess.PIPE):
         """scripts/suite on the tree: (exit code, stdout, stderr)."""
+        inherited = {k: v for k, v in os.environ.items() if k != "CMAKE_BUILD_PARALLEL_LEVEL"}  # a test sets its own
         e = dict(
-            os.environ, REDUCE_ROOT=str(self.root), TMPDIR=str(self.tmp), REDUCE_COMMIT="abcdef123456", **(env or {})
+            inherited, REDUCE_ROOT=str(self.root), TMPDIR=str(self.tmp), REDUCE_COMMIT="abcdef123456", **(env or {})
         )
         p = subprocess.run(
             [sys.executable, str(SUITE), *map(str, args)],

@@ -132,6 +132,14 @@ class Builds(TreeCase):
         self.assertIn("compute-sanitizer [28/28] ", err)
         self.assertTrue(all(x.endswith(": clean") for x in lines), lines)
 
+    def test_gpu_says_a_failed_part_in_one_line(self):  # its summary may go to a lost stdout
+        empty = self.tmp.parent / "empty"
+        empty.mkdir(exist_ok=True)
+        rc, err, _ = self.cmake_calls("gpu", self.tmp.parent / "o", "--build-dir", empty, "--parts", "table")
+        self.assertEqual(rc, 1, err)
+        self.assertRegex(err.splitlines()[-1], r"^suite: FAIL: table \(see '.*summary\.txt'\)$")
+        self.assertEqual(len([x for x in err.splitlines() if x.startswith("suite: ")]), 1, err)
+
     def test_run_builds_only_what_it_runs(self):
         b = self.tmp.parent / "b"
         rc, err, calls = self.cmake_calls("run", "--build-dir", b, "--steps", "00,02")
