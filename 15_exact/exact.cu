@@ -390,8 +390,10 @@ __global__ void __launch_bounds__(Block, kMinBlocks<Block>)
   __shared__ Slot slots[Block / 32];          // the last flush: each warp's sums
   __shared__ unsigned used_mask[Block / 32];  // bins_to_acc: which threads' bins hold sums
   __shared__ bool last;
+  __shared__ std::int64_t tile_of[2];
   extern __shared__ double bins[];  // kBands x Block: bin b of thread t at b * Block + t
   for (unsigned k = threadIdx.x; k < kAccWords; k += Block) acc[k] = 0;
+  if (threadIdx.x == 0) tile_of[0] = blockIdx.x;
   __syncthreads();
 
   // The aligned body in 16-byte vectors, as step 10 (agent::TileLoader's split): block b reads tiles
@@ -405,13 +407,18 @@ __global__ void __launch_bounds__(Block, kMinBlocks<Block>)
   double* const bin = bins + threadIdx.x;  // the thread's column of bins
   int round = 0;
   constexpr std::int64_t kTile = std::int64_t{Block} * kLoadsInFlight;
-  for (std::int64_t base = blockIdx.x * kTile; base < loader.vectors; base += kTile * gridDim.x) {
+  const std::int64_t tiles = (loader.vectors + kTile - 1) / kTile;
+  for (int r = 0;; ++r) {
+    const std::int64_t tile = tile_of[r & 1];
+    if (tile >= tiles) break;
+    const std::int64_t base = tile * kTile;
     Vec4 x[kLoadsInFlight];
 #pragma unroll
     for (int k = 0; k < kLoadsInFlight; ++k) {  // all loads first...
       const std::int64_t i = base + k * Block + threadIdx.x;
       x[k] = i < loader.vectors ? loader.body[i] : Vec4{};
     }
+    if (threadIdx.x == 0) tile_of[(r + 1) & 1] = gridDim.x + static_cast<std::int64_t>(atomicAdd(&done[1], 1u));
     add_round<Block>(w, bin, x, acc);  // ...then the window, or the bins
     if (++round % kBinRounds == 0) {   // block-uniform: every thread of the block turns as often
       if (__syncthreads_or(w.binned)) {
@@ -424,6 +431,7 @@ __global__ void __launch_bounds__(Block, kMinBlocks<Block>)
         __syncthreads();
       }
     }
+    __syncthreads();
   }
   if (__syncthreads_or(w.binned)) bins_to_acc<Block>(bins, w.binned, acc, used_mask);
   // The launch's last flush, with no warp waiting on another's atomics: each warp's first group of limbs
@@ -467,7 +475,8 @@ __global__ void __launch_bounds__(Block, kMinBlocks<Block>)
   if (threadIdx.x < kAccWords) acc[threadIdx.x] = atomicExch(&total[threadIdx.x], 0ull);
   __syncthreads();
   if (threadIdx.x != 0) return;
-  *done = 0;
+  done[0] = 0;
+  done[1] = 0;
   Acc a;
   for (int k = 0; k < kAccWords; ++k) reinterpret_cast<long long*>(&a)[k] = static_cast<long long>(acc[k]);
   if constexpr (Round) {
