@@ -29,7 +29,7 @@
 // The end of a launch: each warp's last windows go into its own shared slot and warp 0 adds the slots
 // up; the block adds its accumulator to the scratch Acc with 64-bit atomics, all words at once (each
 // limb but the top one split in two 32-bit parts, so no thread walks the carries); the last block to
-// finish (a counter) takes the total, zeroes the scratch for the next launch, and rounds once (launch)
+// finish (a counter) takes the total, zeroes the scratch (both counters) for the next launch, and rounds once (launch)
 // or writes the normalized Acc (accumulate), on one thread with everything in registers.
 #include <algorithm>
 #include <atomic>
@@ -390,16 +390,19 @@ __global__ void __launch_bounds__(Block, kMinBlocks<Block>)
   __shared__ Slot slots[Block / 32];          // the last flush: each warp's sums
   __shared__ unsigned used_mask[Block / 32];  // bins_to_acc: which threads' bins hold sums
   __shared__ bool last;
-  __shared__ std::int64_t tile_of[2];
-  extern __shared__ double bins[];  // kBands x Block: bin b of thread t at b * Block + t
+  __shared__ std::int64_t tile_of[2];  // this round's tile and the next one
+  extern __shared__ double bins[];     // kBands x Block: bin b of thread t at b * Block + t
   for (unsigned k = threadIdx.x; k < kAccWords; k += Block) acc[k] = 0;
   if (threadIdx.x == 0) tile_of[0] = blockIdx.x;
   __syncthreads();
 
-  // The aligned body in 16-byte vectors, as step 10 (agent::TileLoader's split): block b reads tiles
-  // b, b + gridDim.x, ...; block 0's first threads add the up to 6 floats before the first 16-byte
-  // boundary and after the body. One loop with a bounds test per vector, not the loader's whole tiles
-  // and a last partial one: that would copy the round's code, flush included, into the kernel twice.
+  // The aligned body in 16-byte vectors, as step 10 (agent::TileLoader's split): block b reads tile b
+  // first, then the tile a counter hands it (done[1]: tiles gridDim.x, gridDim.x + 1, ... in the order
+  // asked), so that a block on a fast SM takes more tiles and every SM ends at about the same time;
+  // thread 0 asks for the next tile while the round's loads are in flight. Block 0's first threads add
+  // the up to 6 floats before the first 16-byte boundary and after the body. One loop with a bounds
+  // test per vector, not the loader's whole tiles and a last partial one: that would copy the round's
+  // code, flush included, into the kernel twice.
   const reduce::agent::TileLoader<float, reduce::agent::TilePolicy<Block, kLoadsInFlight>> loader(in, n);
   if (blockIdx.x == 0 && static_cast<int>(threadIdx.x) < loader.edges()) add_exact(acc, loader.edge(threadIdx.x));
 

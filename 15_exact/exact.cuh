@@ -16,7 +16,7 @@
 
 namespace step15 {
 
-// Scratch: one Acc and a block counter. It must be zero when a launcher starts (the harness zero-fills
+// Scratch: one Acc, a block counter and a tile counter. It must be zero when a launcher starts (the harness zero-fills
 // scratch once) and every launch leaves it zero again, so one scratch serves launches of any n.
 std::size_t scratch_bytes(std::int64_t n, const reduce::LaunchConfig& cfg);
 
