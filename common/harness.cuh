@@ -124,7 +124,7 @@ Runs<S> run_slots(int warmup, int iters, std::int64_t count, L2Flusher& flusher,
 Verdict sum_verdict(float x, const Reference& ref, std::int64_t n, Pattern p);
 
 // A rival: another reduction of the same input that a step is measured against in the same run (step 10,
-// CUB, CUB 3.5's variants; common/rivals.cuh declares the suite's, by name). Testbed::rival gives it
+// CUB, CUB 3.5's variants; 14_reproducible/rivals.cuh declares the suite's, by name). Testbed::rival gives it
 // zero-filled scratch and times it exactly like the step; add_rival (below) checks every run with the
 // caller's verdict and records it. A step beyond declares one of its own with its launch, in a few lines:
 //   const reduce::Rival<float> cub35{"cub35", [&](std::int64_t) { return bytes; },
