@@ -1,5 +1,5 @@
 // 12_types_ops's host side: its options, its results in the record (a reduction of elements of T under
-// operator O, its State in ops.hpp, checked against the typed reference of input.hpp) and the CPU
+// operator O, its State in ops.hpp, checked against the typed reference, reference.hpp) and the CPU
 // yardstick of the same operator.
 #pragma once
 
