@@ -60,7 +60,8 @@ function(reduce_find_nccl out_var)
     set(${out_var} TRUE PARENT_SCOPE)
     return()
   endif()
-  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
+  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS}
+    PATH_SUFFIXES include)
   if(NCCL_INCLUDE_DIR)
     get_filename_component(nccl_prefix ${NCCL_INCLUDE_DIR} DIRECTORY)
     # The library beside the header first, so that the two come from the same installation.
@@ -95,7 +96,8 @@ function(reduce_find_mpi out_var)
 endfunction()
 
 function(add_beyond_step name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "MPI_PROGRAM" "MAIN" "KERNEL;HOST;LIBS;GPU_TESTS;CPU_TESTS;PY_TESTS;TEST_DEFINITIONS;NEEDS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "MPI_PROGRAM" "MAIN"
+    "KERNEL;HOST;LIBS;GPU_TESTS;CPU_TESTS;PY_TESTS;TEST_DEFINITIONS;NEEDS")
   set(dir ${CMAKE_CURRENT_SOURCE_DIR})
   # The steps it uses (beyond.txt's `uses`): each one's top library, which brings that step's others.
   set(libs reduce_common ${arg_LIBS})

@@ -22,7 +22,8 @@
 include_guard(GLOBAL)
 
 set(REDUCE_GPU_TESTS auto CACHE STRING
-    "GPU tests and smoke runs in CTest: each (a test per case), grouped (two tests), auto (each where nvidia-smi sees a GPU)")
+    "GPU tests and smoke runs in CTest: each (a test per case), grouped (two tests), \
+auto (each where nvidia-smi sees a GPU)")
 set_property(CACHE REDUCE_GPU_TESTS PROPERTY STRINGS auto each grouped)
 if(REDUCE_GPU_TESTS STREQUAL "auto")
   execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE _reduce_smi_rc OUTPUT_QUIET ERROR_QUIET)

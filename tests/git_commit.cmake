@@ -6,7 +6,8 @@ file(MAKE_DIRECTORY ${dir}/not_git)
 # Git must not find a repository above the test's folder (a build folder inside the checkout).
 set(ENV{GIT_CEILING_DIRECTORIES} ${dir})
 function(commit_of source out)
-  execute_process(COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${source} -DOUT=${dir}/commit.inc -P ${SOURCE_DIR}/cmake/GitCommit.cmake
+  execute_process(COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${source} -DOUT=${dir}/commit.inc
+    -P ${SOURCE_DIR}/cmake/GitCommit.cmake
     RESULT_VARIABLE rc)
   file(READ ${dir}/commit.inc text)
   file(REMOVE ${dir}/commit.inc)
