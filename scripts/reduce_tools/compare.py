@@ -1,7 +1,8 @@
-"""compare OLD NEW: two measurements side by side, each point's time ratio with its 95% interval
-and verdict (stats.py); records of different GPUs only with --across-gpus. OLD and NEW are each a results folder (results/h200, or one of its step
-folders) or a record file (table.json, sweep.json, or a beyond step's <NAME>.json). Points are
-matched by step, n and the fields that tell a step's runs apart."""
+"""compare OLD NEW: two measurements side by side, each point's time ratio with its 95% interval and
+verdict (stats.py); records of different GPUs only with --across-gpus. OLD and NEW are each a
+results folder (results/h200, or one of its step folders) or a record file (table.json, sweep.json,
+or a beyond step's <NAME>.json). Points are matched by step, n and the fields that tell a step's
+runs apart."""
 
 import json
 import os

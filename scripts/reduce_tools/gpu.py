@@ -1,16 +1,17 @@
 """gpu OUT: the whole GPU session in one command. Builds a fresh Release tree for sm_90 with Ninja
-in BUILD (default OUT/build; -j from CMAKE_BUILD_PARALLEL_LEVEL, else every core), runs every test (ctest, each GPU test on its own; "huge", the tests
-that need most of the GPU's memory, one at a time after the others), compute-sanitizer
-(memcheck, racecheck, synccheck, initcheck) over every progression step at n = 1 and 100003 and every
-`sanitize` line of the steps' runs.txt, then the table, the sweep, each beyond step's measured runs,
-the profiles and perf/variants' sets, writing the records under OUT/results/ (copy them into results/)
-and each part's log under OUT/logs/; OUT/summary.txt holds one line per part. --parts picks some
-(each command of a GPU machine may have to stay short: give --build-dir outside OUT to keep the build
-between calls, and the same OUT, whose check.json gathers the parts run at one commit); "ab" (not run
-by default) is the A/A experiment at 20 sizes and every step against its predecessor at its demo n
-(the READMEs' gains: OUT/results/<gpu>/ab/ab.json), logged in logs/ab_aa.log and logs/ab_steps.log.
-Nothing is made before a GPU is seen. Progress (each part as it starts, each sanitizer run as it ends)
-goes to stderr; stdout gets the summary's lines."""
+in BUILD (default OUT/build; -j from CMAKE_BUILD_PARALLEL_LEVEL, else every core), runs every test
+(ctest, each GPU test on its own; "huge", the tests that need most of the GPU's memory, one at a
+time after the others), compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over every
+progression step at n = 1 and 100003 and every `sanitize` line of the steps' runs.txt, then the
+table, the sweep, each beyond step's measured runs, the profiles and perf/variants' sets, writing
+the records under OUT/results/ (copy them into results/) and each part's log under OUT/logs/;
+OUT/summary.txt holds one line per part. --parts picks some (each command of a GPU machine may have
+to stay short: give --build-dir outside OUT to keep the build between calls, and the same OUT, whose
+check.json gathers the parts run at one commit); "ab" (not run by default) is the A/A experiment at
+20 sizes and every step against its predecessor at its demo n (the READMEs' gains:
+OUT/results/<gpu>/ab/ab.json), logged in logs/ab_aa.log and logs/ab_steps.log. Nothing is made
+before a GPU is seen. Progress (each part as it starts, each sanitizer run as it ends) goes to
+stderr; stdout gets the summary's lines."""
 
 import concurrent.futures
 import os
@@ -143,7 +144,8 @@ def sanitize(session, jobs):
         with lock:  # one whole line per run
             finished[0] += 1
             progress(
-                f"compute-sanitizer [{finished[0]}/{len(runs)}] {label}: {'clean' if p.returncode == 0 else f'exit {p.returncode}'}"
+                f"compute-sanitizer [{finished[0]}/{len(runs)}] {label}: "
+                f"{'clean' if p.returncode == 0 else f'exit {p.returncode}'}"
             )
         return label, p.returncode, f"=== {label}\n{p.stdout}{p.stderr}"
 

@@ -90,7 +90,8 @@ def make_tree(root):
     (root / "beyond.txt").write_text("12_types\n")
     (root / "12_types").mkdir()
     (root / "12_types" / "runs.txt").write_text(
-        "for type in float double\nsmoke {type}.n1 | --type {type} --n 1\nmeasure {type} | --type {type} --n 2^12\nend\n"
+        "for type in float double\nsmoke {type}.n1 | --type {type} --n 1\n"
+        "measure {type} | --type {type} --n 2^12\nend\n"
         "cli bad | 2 | --type | --type half\nsanitize all | --n 5\n"
     )
     for gpu in GPUS:
@@ -105,7 +106,8 @@ def make_tree(root):
         (prog / "profile.csv").write_text(
             '"step","ID","Kernel Name","Block Size","Grid Size","Metric Name","Metric Unit","Metric Value"\n'
             + "".join(
-                f'"{s}","0","k_{s}(float*)","(256, 1, 1)","(64, 1, 1)","dram__throughput.avg.pct_of_peak_sustained_elapsed","%","{k}"\n'
+                f'"{s}","0","k_{s}(float*)","(256, 1, 1)","(64, 1, 1)",'
+                f'"dram__throughput.avg.pct_of_peak_sustained_elapsed","%","{k}"\n'
                 for k, (s, _) in enumerate(STEPS)
             )
         )
@@ -127,7 +129,8 @@ def make_tree(root):
         LAYOUT + "".join(f"<!-- {b}:begin -->\n<!-- {b}:end -->\n" for b in ("12_types", "12_types:bits", "footer"))
     )
     (root / "README.md").write_text(
-        "# suite\n\n<!-- results:begin -->\n<!-- results:end -->\n\ntext\n\n<!-- footer:begin -->\nold\n<!-- footer:end -->\n"
+        "# suite\n\n<!-- results:begin -->\n<!-- results:end -->\n\ntext\n\n"
+        "<!-- footer:begin -->\nold\n<!-- footer:end -->\n"
     )
     bindir = root / "build" / "bin"
     bindir.mkdir(parents=True)

@@ -169,7 +169,8 @@ class Readme(TreeCase):
         """excerpt and diff blocks render named regions of the sources; --check fails when a source moves on."""
         k0, k1 = self.root / "00_atomic" / "kernel.cu", self.root / "01_tree" / "kernel.cu"
         k0.write_text(
-            "// 00\nconstexpr int kWays = 1;\n\n// One pass.\n__global__ void reduce_atomic(float* x) {\n  x[0] = 1;\n}\n"
+            "// 00\nconstexpr int kWays = 1;\n\n// One pass.\n"
+            "__global__ void reduce_atomic(float* x) {\n  x[0] = 1;\n}\n"
         )
         k1.write_text(
             "// 01\n\n// One pass.\n__global__ void reduce_tree(float* x) {\n  // excerpt: store\n  x[0] = 2;\n"
@@ -185,7 +186,8 @@ class Readme(TreeCase):
         self.assertEqual(rc, 0, err)
         text = (self.root / "01_tree" / "README.md").read_text()
         self.assertIn(
-            "```diff\n // One pass.\n-__global__ void reduce_atomic(float* x) {\n-  x[0] = 1;\n+__global__ void reduce_tree(float* x) {\n"
+            "```diff\n // One pass.\n-__global__ void reduce_atomic(float* x) {\n-  x[0] = 1;\n"
+            "+__global__ void reduce_tree(float* x) {\n"
             "+  x[0] = 2;\n }\n```",
             text,
         )

@@ -388,7 +388,8 @@ def suite_cases(rng, count, calibrated):
 
 
 def executables():
-    """[(path, {option: (its value's name or None, the words of its help)})] of the built executables with a usage text."""
+    """[(path, {option: (its value's name or None, the words of its help)})] of the built executables with
+    a usage text."""
     where = Path(os.environ.get("REDUCE_BIN") or REPO / "build" / "release" / "bin")
     found = []
     for exe in sorted(where.iterdir()) if where.is_dir() else []:
