@@ -318,7 +318,11 @@ class Data:
                 + cpu_note(g.records)
                 + "\n"
             )
-        parts.append("\n".join(footer_line(g.dir, g.meta, RESULTS_PAGE.parent) for g in self.gpus) + "\n")
+        parts.append(
+            "<!-- footer:begin -->\n"
+            + "\n".join(footer_line(g.dir, g.meta, RESULTS_PAGE.parent) for g in self.gpus)
+            + "\n<!-- footer:end -->\n"
+        )
         figures = ROOT / "docs" / "figures"
         sweeps = [g for g in self.gpus if os.path.lexists(figures / f"sweep_{g.folder.name}.png")]
         if sweeps:
@@ -394,8 +398,8 @@ class Data:
                 m = g.ab_meta
                 rows = [[r["step"], r["against"], count_text(r["n"]), gain_text(r)] for r in g.ab.values()]
                 parts.append(
-                    f"**{g.name}** (`{rel(g.folder / 'ab' / 'ab.json')}`, commit `{str(m.get('commit', '?'))[:7]}`, "
-                    f"{m.get('date', '?')}), {m.get('rounds', '?')} interleaved rounds of "
+                    f"**{g.name}** (`{rel(g.folder / 'ab' / 'ab.json')}`; its commit in the footer), "
+                    f"{m.get('rounds', '?')} interleaved rounds of "
                     f"{m.get('iters', '?')} timed runs per side:\n\n"
                     + tables.markdown(["step", "against", "n", "gain (95% interval)"], rows, left=2)
                 )
@@ -424,8 +428,7 @@ class Data:
         lines = [
             f"- {g.name}: {g.check.get('tests', 'tests not run')}"
             + (f"; the Huge tests: {g.check['huge']}" if "huge" in g.check else "")
-            + f"; compute-sanitizer {g.check.get('sanitizer', 'not run')}; "
-            f"commit `{str(g.check.get('commit'))[:7]}`, {g.check.get('date')}"
+            + f"; compute-sanitizer {g.check.get('sanitizer', 'not run')} (its commit in the footer)"
             for g in self.gpus
             if g.check
         ]
@@ -535,8 +538,15 @@ class Data:
             )
         text = read_text(md)
         uses_ab = any(f"<!-- {b}" in text for b in ("path:begin", "ab:begin", "ab:"))
+        uses_check = "<!-- check:begin" in text
         return "\n".join(
-            footer_line(g.dir, g.meta, start, others=[("ab.json", g.ab_meta)] if uses_ab and g.ab else [])
+            footer_line(
+                g.dir,
+                g.meta,
+                start,
+                others=([("ab.json", g.ab_meta)] if uses_ab and g.ab else [])
+                + ([("check.json", g.check)] if uses_check and g.check else []),
+            )
             for g in self.gpus
         )
 
