@@ -16,7 +16,9 @@
 // outside, they go into the block's accumulator one by one and the rest into the window (a rare
 // outlier, or the tail of the data's scale); when more are, and the round's nonzero floats span fewer
 // than kBand binades, the band moves to hold them, once a window (data of one scale elsewhere: the
-// window moves once and stays).
+// window moves once and stays). That is for a few lanes of a warp: where more than kRepairLanes lanes
+// leave their band, the whole warp's round goes to the bins, so that no warp runs the window, the
+// repairs and the bins one after another (data of many scales, such as lognormal).
 //
 // The bins (data of many scales). Any other round adds each float to the thread's bin for its band of
 // 16 binades (exponent >> 4), with no branch: 16 doubles a thread in shared memory, each exact for 2^14
@@ -48,6 +50,7 @@ constexpr int kRoundFloats = 4 * kLoadsInFlight;  // 16 floats per thread per ro
 constexpr int kBand = 18;                         // exponents W - kBand .. W share the window
 constexpr int kWindowRounds = 128;                // 128 x 16 = 2^11 floats per window: kBand + 11 + 24 = 53
 constexpr int kAdapts = 4;                        // band moves and outlier rounds per window (atomics)
+constexpr int kRepairLanes = 2;                   // lanes of a warp repaired alone (adapt); more: the warp bins
 // The bins: per thread one double per band of 16 binades (band = biased exponent >> 4), in shared
 // memory. A float of band b is a multiple of 2^(16b - 150) below 2^(16b - 111): 39 bits of those units,
 // so a bin adds 2^14 of them exactly (39 + 14 = 53). A round puts at most 16 floats into one bin, so the
@@ -312,13 +315,18 @@ __device__ __forceinline__ Window bins_round(Window w, const Vec4 (&x)[kLoadsInF
   return w;
 }
 
-// One round of 16 floats: the common case in registers, the rest adapted to or into the bins; then, with
-// the warp converged again, a flush of the whole warp once a window holds 2^11 floats.
+// One round of 16 floats: the common case in registers; a round outside the band repaired by adapt or sent
+// to the bins, lane by lane, where at most kRepairLanes lanes of the warp need it; where more do, the whole
+// warp's round goes to the bins (data of many scales: a warp whose lanes took the window, adapt and the
+// bins apart would run all three, and adapt's atomics would queue). Then, with the warp converged again,
+// a flush of the whole warp once a window holds 2^11 floats.
 template <unsigned Block>
 __device__ void add_round(Window& w, double* bin, Vec4 (&x)[kLoadsInFlight], Words* acc) {
-  if (!w.wide && w.all_in_band(reinterpret_cast<const float*>(x)))
+  const bool fits = !w.wide && w.all_in_band(reinterpret_cast<const float*>(x));
+  const bool warp_bins = __popc(__ballot_sync(kFullMask, !fits)) > kRepairLanes;
+  if (fits && !warp_bins)
     w.add_in_band(x);
-  else if (w.wide || !w.adapt(x, acc))
+  else if (warp_bins || !w.adapt(x, acc))
     w = bins_round<Block>(w, x, bin, acc);
   ++w.rounds;
   if (__any_sync(kFullMask, w.rounds == kWindowRounds)) w.flush_warp(acc);
