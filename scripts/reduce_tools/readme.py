@@ -490,8 +490,9 @@ class Data:
                 if n is None:
                     raise Failure(f"beyond.txt gives {step} no demo n (NN_name DEMO_N)")
                 body = tables.demo_table(b.plan, b.results, b.ceilings, n) if b.plan else ""
-                if body:
-                    parts.append(f"{head}, n = {count_text(n)}:\n\n{body}")
+                if body:  # one n, or each row's
+                    at = "" if "n" in b.plan.columns else f", n = {count_text(n)}"
+                    parts.append(f"{head}{at}:\n\n{body}")
             elif what == "profile":
                 if b.profile:
                     parts.append(f"{head}\n\n" + tables.profile_table(b.profile))

@@ -128,8 +128,9 @@ def beyond_table(plan, results, ceilings):
 
 
 def demo_table(plan, results, ceilings, n):
-    """A beyond step's small table: the records of plan.demo's runs (all runs without a demo line) at n,
-    one row each: the columns, GB/s, % of the read ceiling and each comparison's ratio."""
+    """A beyond step's small table: the records of plan.demo's runs (all runs without a demo line) at n, or
+    at every n where the layout's columns name n, one row each: the columns, GB/s, % of the read ceiling
+    and each comparison's ratio."""
     names = plan.demo or [name for name, _ in results]
     rows_of = [
         r
@@ -137,7 +138,7 @@ def demo_table(plan, results, ceilings, n):
         for got, rs in results
         if got == name
         for r in rs
-        if int(r["n"]) == n and not (plan.skip and plan.skip in r)
+        if ("n" in plan.columns or int(r["n"]) == n) and not (plan.skip and plan.skip in r)
     ]
     if not rows_of:
         return ""
@@ -145,7 +146,7 @@ def demo_table(plan, results, ceilings, n):
     head = plan.columns + ["GB/s"] + (["% read ceiling"] if plan.ceiling else []) + [f"vs {c}" for c in comps]
     rows = []
     for r in rows_of:
-        row = [cell(r.get(c)) for c in plan.columns] + [f"{r['gbps']:.0f}"]
+        row = [count_text(r["n"]) if c == "n" else cell(r.get(c)) for c in plan.columns] + [f"{r['gbps']:.0f}"]
         if plan.ceiling:
             c = ceilings.get(int(r.get("bytes", 0)))
             row.append(f"{100 * r['gbps'] / c['gbps']:.0f}" if c and c.get("gbps") else "-")

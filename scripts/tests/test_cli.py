@@ -87,6 +87,18 @@ class Readme(TreeCase):
         page = (self.root / "docs" / "results.md").read_text()
         self.assertIn("## 12_types", page)
         self.assertIn("| float | 0x1 |", page)  # the named table, whole
+        records = self.root / "results" / "h200" / "12_types" / "double.json"
+        record = json.loads(records.read_text())
+        records.write_text(records.read_text() + json.dumps(dict(record, n=1 << 14)) + "\n")
+        self.suite("readme")
+        demo = (self.root / "12_types" / "README.md").read_text().split("12_types:demo:begin")[1]
+        self.assertEqual(demo.split("12_types:demo:end")[0].count("| double |"), 2)  # one a GPU: at the demo n
+        self.edit("12_types/README.md", "columns: type\n", "columns: type, n\n")  # every n, each row's
+        self.assertEqual(self.suite("readme")[0], 0)
+        text = (self.root / "12_types" / "README.md").read_text()
+        self.assertIn("**H200**:", text)
+        self.assertIn("| double | 2^12 |", text)
+        self.assertIn("| double | 2^14 |", text)
         (self.root / "12_types" / "README.md").write_text(layout + "<!-- footer:begin -->\n<!-- footer:end -->\n")
         rc, _, err = self.suite("readme", "--check")
         self.assertEqual(rc, 1)
