@@ -87,35 +87,37 @@ EXACT_HD inline std::uint32_t rounded_bits(Acc a) {
     }
     mag[k] = static_cast<std::uint32_t>(d);
   }
-  // Every index into mag below is a constant of an unrolled loop (a select picks mag[i]), so one GPU
-  // thread keeps mag in registers: a computed index would put it in local memory.
+  // One pass up the digits: the top nonzero one, the two below it, and whether any digit below those three
+  // is nonzero. Every index is a constant of an unrolled loop, so one GPU thread keeps mag in registers
+  // (a computed index would put it in local memory) and no step waits on a 12-way select.
   int top = -1;
-  EXACT_UNROLL for (int k = 0; k < kLimbs; ++k) if (mag[k]) top = k;
+  std::uint32_t d2 = 0, d1 = 0, d0 = 0;  // mag[top], mag[top - 1], mag[top - 2] (0 below digit 0)
+  bool rest = false, below = false;      // a nonzero digit under d0; any of mag[0 .. k - 3] nonzero
+  EXACT_UNROLL for (int k = 0; k < kLimbs; ++k) {
+    if (k >= 3) below |= mag[k - 3] != 0;
+    if (mag[k]) {
+      top = k;
+      d2 = mag[k];
+      d1 = k >= 1 ? mag[k - 1] : 0;
+      d0 = k >= 2 ? mag[k - 2] : 0;
+      rest = below;
+    }
+  }
   if (top < 0) return 0u;
-  auto digit = [&](int i) -> std::uint64_t {  // mag[i], or 0 past the last limb
-    std::uint32_t d = 0;
-    EXACT_UNROLL for (int k = 0; k < kLimbs; ++k) d = k == i ? mag[k] : d;
-    return d;
-  };
 #ifdef __CUDA_ARCH__
-  const int msb =
-      32 * top + 31 - __clz(static_cast<std::uint32_t>(digit(top)));  // the leading bit, worth 2^(msb - 149)
+  const int lead = 31 - __clz(d2);  // d2's leading bit
 #else
-  const int msb = 32 * top + 31 - __builtin_clz(static_cast<std::uint32_t>(digit(top)));
+  const int lead = 31 - __builtin_clz(d2);
 #endif
+  const int msb = 32 * top + lead;          // the leading bit, worth 2^(msb - 149)
   const int low = msb > 23 ? msb - 23 : 0;  // the last bit kept: 24 bits, or down to 2^-149 (subnormal)
-  // The 64 bits from bit `pos` up (pos >= 0), and whether any bit below `pos` is set.
-  auto bits_from = [&](int pos) -> std::uint64_t {
-    const int i = pos / 32, r = pos % 32;
-    return ((digit(i) | digit(i + 1) << 32) >> r) | (r ? digit(i + 2) << (64 - r) : 0);
-  };
-  auto any_below = [&](int pos) -> bool {
-    bool any = pos % 32 && (digit(pos / 32) & ((1u << (pos % 32)) - 1));
-    EXACT_UNROLL for (int k = 0; k < kLimbs; ++k) any |= k < pos / 32 && mag[k];
-    return any;
-  };
-  std::uint64_t keep = bits_from(low) & ((std::uint64_t{1} << (msb - low + 1)) - 1);
-  if (low > 0 && (bits_from(low - 1) & 1) && ((keep & 1) || any_below(low - 1)))
+  // hi = d2:d1, its bit j worth 2^(32 (top - 1) + j - 149); the kept bits start at bit `shift` of it, 9 to 40
+  // (9 + lead from digit 1 up; 32 + low, at most 40, when the top is digit 0).
+  const std::uint64_t hi = static_cast<std::uint64_t>(d2) << 32 | d1;
+  const int shift = low - 32 * (top - 1);
+  std::uint64_t keep = hi >> shift;
+  const bool half = hi >> (shift - 1) & 1, beyond = (hi & ((std::uint64_t{1} << (shift - 1)) - 1)) || d0 || rest;
+  if (half && ((keep & 1) || beyond))
     ++keep;  // above half an ulp, or an exact half with keep odd: up (keep may reach 2^24: see below)
   // keep * 2^(low - 149): low = 0 gives the subnormal (or smallest-normal) bits directly; above, the
   // biased exponent is low + 1 and keep's leading bit is the hidden one, so the bits are
