@@ -116,7 +116,8 @@ EXACT_HD inline std::uint32_t rounded_bits(Acc a) {
   const std::uint64_t hi = static_cast<std::uint64_t>(d2) << 32 | d1;
   const int shift = low - 32 * (top - 1);
   std::uint64_t keep = hi >> shift;
-  const bool half = hi >> (shift - 1) & 1, beyond = (hi & ((std::uint64_t{1} << (shift - 1)) - 1)) || d0 || rest;
+  const bool half = hi >> (shift - 1) & 1;  // the bit under the last one kept: half an ulp
+  const bool beyond = (hi & ((std::uint64_t{1} << (shift - 1)) - 1)) || d0 || rest;  // any bit under that one
   if (half && ((keep & 1) || beyond))
     ++keep;  // above half an ulp, or an exact half with keep odd: up (keep may reach 2^24: see below)
   // keep * 2^(low - 149): low = 0 gives the subnormal (or smallest-normal) bits directly; above, the
